@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// Runs the type-check, then every test file under test/ with node's test runner.
+// Node 20's `node --test test/` finds no .ts files and passes with zero tests,
+// so the file list is built here and an empty list is an error.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+function find(dir) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...find(p));
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+const filter = process.argv.slice(2);
+const files = find('test').filter((f) => filter.length === 0 || filter.some((s) => f.includes(s)));
+if (files.length === 0) {
+  console.error(`test: no test files found under test/${filter.length ? ` matching ${filter.join(' ')}` : ''}`);
+  process.exit(1);
+}
+
+if (filter.length === 0) {
+  const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit'], { stdio: 'inherit' });
+  if (tsc.status !== 0) {
+    console.error('test: type-check failed');
+    process.exit(1);
+  }
+}
+
+const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...files], { stdio: 'inherit' });
+process.exit(run.status ?? 1);

@@ -1,0 +1,46 @@
+/**
+ * Typed errors. Every error names what was wrong and where, so a caller can
+ * tell a bad argument (fix the command line) from a broken invariant (a bug)
+ * from a misbehaving peer (log and go on).
+ */
+
+/** Base class: `code` is stable for scripts, `message` is for people. */
+export class DpkitError extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** A bad option, devarg or parameter value: the caller asked for something impossible. */
+export class ArgError extends DpkitError {
+  constructor(message: string) {
+    super('EINVAL', message);
+  }
+}
+
+/** Out of memory in the shared heap: a memzone did not fit. */
+export class NoMemError extends DpkitError {
+  constructor(message: string) {
+    super('ENOMEM', message);
+  }
+}
+
+/** An mbuf invariant broke: double free, refcnt underflow, foreign handle. Always a bug. */
+export class MbufError extends DpkitError {
+  constructor(readonly handle: number, message: string) {
+    super('EMBUF', message);
+  }
+}
+
+/** A pool that is not full at a point where every mbuf must have come back. */
+export class LeakError extends DpkitError {
+  constructor(readonly pool: string, readonly missing: number, message: string) {
+    super('ELEAK', message);
+  }
+}
+
+/** Formats a handle as DPDK users read pointers: hex, fixed width. */
+export function fmtHandle(h: number): string {
+  return '0x' + (h >>> 0).toString(16).padStart(7, '0');
+}

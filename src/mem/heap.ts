@@ -1,0 +1,168 @@
+/**
+ * The shared heap: one block of shared memory that holds everything a data
+ * path touches (mbuf records, packet bytes, rings, per-lcore caches, bursts),
+ * addressed by byte offsets. It is DPDK's hugepage memory plus memzones.
+ *
+ * Every thread that works on packets opens the same heap and builds its own
+ * typed views once. Offsets, never JS references, go into shared structures,
+ * so a WebAssembly kernel can work on the same bytes in place.
+ *
+ * Header (first HEADER_SIZE bytes; nothing else lives there, so offset 0 and
+ * mbuf handle 0 are never valid and serve as NULL):
+ *   word 0  magic       word 1  size in bytes (u32)
+ *   word 2  brk: next free byte (bumped with Atomics by any thread)
+ *   word 3  number of pools
+ *   words POOL_TABLE.. : byte offset of each pool's header, by pool id
+ */
+import { ArgError, NoMemError } from '../errors.js';
+
+/**
+ * Where the heap's bytes come from. The default is a shared WebAssembly.Memory;
+ * an fd-backed provider (memfd, for vhost-user and memif peers) will implement
+ * the same interface.
+ */
+export interface MemoryProvider {
+  /** The bytes, shared with every worker. */
+  readonly buffer: SharedArrayBuffer;
+  /** The same bytes as wasm memory, for kernels; absent when the provider cannot give one. */
+  readonly memory?: WebAssembly.Memory;
+}
+
+/** What a worker needs to open the heap: structured-clonable, shares (not copies) the memory. */
+export interface HeapDescriptor {
+  readonly memory?: WebAssembly.Memory;
+  readonly buffer: SharedArrayBuffer;
+}
+
+const MAGIC = 0x54_4b_50_44; // "DPKT"
+const W_MAGIC = 0;
+const W_SIZE = 1;
+const W_BRK = 2;
+const W_NB_POOLS = 3;
+const POOL_TABLE = 16; // first word of the pool table
+/** Pool ids fit in the mbuf record's u16 `pool` field; 240 keeps the table inside the header. */
+export const MAX_POOLS = 240;
+/** Bytes before the first memzone; also makes offset 0 (NULL) never a valid object. */
+export const HEADER_SIZE = 1024;
+export const CACHE_LINE = 64;
+const WASM_PAGE = 65536;
+/** wasm32 addresses 4 GiB; shared memory must declare its maximum. */
+const MAX_HEAP = 4 * 1024 * 1024 * 1024 - WASM_PAGE;
+
+/** A shared WebAssembly.Memory that never grows, so views made once stay valid. */
+export function wasmMemoryProvider(size: number): MemoryProvider {
+  const pages = Math.ceil(size / WASM_PAGE);
+  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  return { memory, buffer: memory.buffer as unknown as SharedArrayBuffer };
+}
+
+export interface HeapOptions {
+  /** Bytes; rounded up to whole 64 KiB pages. Untouched pages cost no RAM. */
+  size: number;
+  /** The lcore this thread runs as: selects its per-lcore mempool caches. Default 0 (main). */
+  lcoreId?: number;
+  provider?: MemoryProvider;
+}
+
+export class Heap {
+  readonly buffer: SharedArrayBuffer;
+  readonly memory: WebAssembly.Memory | undefined;
+  readonly u8: Uint8Array;
+  readonly u16: Uint16Array;
+  readonly u32: Uint32Array;
+  readonly i32: Int32Array;
+  /** Byte-order-explicit access at any offset (fastest JS access for packet headers). */
+  readonly view: DataView;
+  readonly size: number;
+
+  private constructor(provider: HeapDescriptor, readonly lcoreId: number) {
+    this.buffer = provider.buffer;
+    this.memory = provider.memory;
+    this.u8 = new Uint8Array(this.buffer);
+    this.u16 = new Uint16Array(this.buffer);
+    this.u32 = new Uint32Array(this.buffer);
+    this.i32 = new Int32Array(this.buffer);
+    this.view = new DataView(this.buffer);
+    this.size = this.buffer.byteLength;
+  }
+
+  /** Creates a fresh heap (control plane, once). */
+  static create(opts: HeapOptions): Heap {
+    if (!(opts.size > HEADER_SIZE) || opts.size > MAX_HEAP) {
+      throw new ArgError(`heap size ${opts.size}: must be between ${HEADER_SIZE} and ${MAX_HEAP} bytes`);
+    }
+    const provider = opts.provider ?? wasmMemoryProvider(opts.size);
+    const heap = new Heap(provider, checkLcore(opts.lcoreId ?? 0));
+    heap.u32[W_MAGIC] = MAGIC;
+    heap.u32[W_SIZE] = heap.size >>> 0;
+    Atomics.store(heap.i32, W_BRK, HEADER_SIZE);
+    Atomics.store(heap.i32, W_NB_POOLS, 0);
+    return heap;
+  }
+
+  /** Opens a heap made elsewhere (a worker), as lcore `lcoreId`. */
+  static attach(desc: HeapDescriptor, lcoreId: number): Heap {
+    const heap = new Heap(desc, checkLcore(lcoreId));
+    if (heap.u32[W_MAGIC] !== MAGIC) throw new ArgError('heap attach: not a dpkit heap (bad magic)');
+    return heap;
+  }
+
+  /** Hand this to a worker (postMessage / workerData); it shares the memory. */
+  descriptor(): HeapDescriptor {
+    return this.memory ? { memory: this.memory, buffer: this.buffer } : { buffer: this.buffer };
+  }
+
+  /**
+   * Reserves `bytes` aligned to `align` (a power of two) and returns its offset,
+   * zero-filled. Lock-free and safe from any thread; memzones are never freed
+   * (as with rte_memzone, the heap lives as long as the application).
+   */
+  reserve(bytes: number, align = CACHE_LINE, what = 'memzone'): number {
+    if ((align & (align - 1)) !== 0 || align <= 0) throw new ArgError(`${what}: alignment ${align} is not a power of two`);
+    for (;;) {
+      const brk = Atomics.load(this.i32, W_BRK) >>> 0;
+      const start = (brk + align - 1) & ~(align - 1);
+      const end = (start >>> 0) + bytes;
+      if (end > this.size) {
+        throw new NoMemError(`${what}: cannot reserve ${bytes} bytes: heap has ${this.size - brk} of ${this.size} free`);
+      }
+      if (Atomics.compareExchange(this.i32, W_BRK, brk | 0, end | 0) === (brk | 0)) return start >>> 0;
+    }
+  }
+
+  /** Bytes still free for memzones. */
+  free(): number {
+    return this.size - (Atomics.load(this.i32, W_BRK) >>> 0);
+  }
+
+  /** Registers a pool header and returns its id (control plane). */
+  registerPool(headerOffset: number): number {
+    const id = Atomics.add(this.i32, W_NB_POOLS, 1);
+    if (id >= MAX_POOLS) {
+      Atomics.sub(this.i32, W_NB_POOLS, 1);
+      throw new NoMemError(`mempool: too many pools (max ${MAX_POOLS})`);
+    }
+    Atomics.store(this.i32, POOL_TABLE + id, headerOffset);
+    return id;
+  }
+
+  /** Byte offset of pool `id`'s header, or 0 when there is no such pool. */
+  poolOffset(id: number): number {
+    if (id < 0 || id >= Atomics.load(this.i32, W_NB_POOLS)) return 0;
+    return Atomics.load(this.i32, POOL_TABLE + id) >>> 0;
+  }
+
+  get nbPools(): number {
+    return Atomics.load(this.i32, W_NB_POOLS);
+  }
+}
+
+/** DPDK's RTE_MAX_LCORE default. */
+export const MAX_LCORES = 128;
+
+function checkLcore(id: number): number {
+  if (!Number.isInteger(id) || id < 0 || id >= MAX_LCORES) {
+    throw new ArgError(`lcore id ${id}: must be an integer in [0, ${MAX_LCORES - 1}]`);
+  }
+  return id;
+}

@@ -1,0 +1,518 @@
+/**
+ * Mbuf operations (rte_mbuf.h): field access, headroom/tailroom edits,
+ * chains, reference counts, indirect mbufs and freeing back to the pools.
+ *
+ * A packet is a u32 handle (see mbuf-layout.ts). `Mbufs` is one thread's set
+ * of views over the heap, made once; every method indexes them and allocates
+ * nothing. Methods that can fail return -1 (or 0 for a handle) and change
+ * nothing, as DPDK's return NULL / -1; broken invariants (double free,
+ * refcnt underflow) throw MbufError naming the handle.
+ *
+ * Thread-safety: an mbuf has one owner at a time, so plain loads and stores
+ * are enough, except for refcnt above 1 (clones shared between lcores), which
+ * is updated with Atomics, as DPDK's rte_mbuf_refcnt_update.
+ */
+import { MbufError, fmtHandle } from '../errors.js';
+import { Heap, MAX_POOLS } from './heap.js';
+import {
+  B_L2_LEN,
+  B_L4_LEN,
+  H_BUF_LEN,
+  H_DATA_LEN,
+  H_DATA_OFF,
+  H_L3_LEN,
+  H_NB_SEGS,
+  H_POOL,
+  H_PORT,
+  H_REFCNT,
+  H_TSO_SEGSZ,
+  H_VLAN_TCI,
+  H_VLAN_TCI_OUTER,
+  MBUF_MAX_NB_SEGS,
+  MBUF_SHIFT,
+  MBUF_WORD_SHIFT,
+  OlFlagsHi,
+  PKTMBUF_HEADROOM,
+  PORT_INVALID,
+  W_BUF_ADDR,
+  W_DIRECT,
+  W_HASH,
+  W_NEXT,
+  W_OL_FLAGS,
+  W_OL_FLAGS_HI,
+  W_PKT_LEN,
+  W_PKT_TYPE,
+  W_TSO_VLAN_OUTER,
+  W_TX_OFFLOAD,
+} from './mbuf-layout.js';
+import { Mempool } from './mempool.js';
+
+/** DPDK's RTE_PKTMBUF_FREE_PENDING_SZ: rte_pktmbuf_free_bulk returns mbufs in chunks of this many. */
+export const FREE_PENDING_SZ = 64;
+
+/** u16 slot index of a record: the record is 32 u16 slots long. */
+const H_SHIFT = MBUF_SHIFT - 1;
+
+export class Mbufs {
+  readonly u8: Uint8Array;
+  readonly u16: Uint16Array;
+  readonly u32: Uint32Array;
+  private readonly pools: (Mempool | undefined)[] = new Array<Mempool | undefined>(MAX_POOLS).fill(undefined);
+  private readonly pending = new Uint32Array(FREE_PENDING_SZ);
+
+  constructor(readonly heap: Heap) {
+    this.u8 = heap.u8;
+    this.u16 = heap.u16;
+    this.u32 = heap.u32;
+  }
+
+  // ---- fields -------------------------------------------------------------
+
+  /** Heap offset of the buffer (headroom starts here). */
+  bufAddr(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]!;
+  }
+  bufLen(h: number): number {
+    return this.u16[(h << H_SHIFT) + H_BUF_LEN]!;
+  }
+  dataOff(h: number): number {
+    return this.u16[(h << H_SHIFT) + H_DATA_OFF]!;
+  }
+  dataLen(h: number): number {
+    return this.u16[(h << H_SHIFT) + H_DATA_LEN]!;
+  }
+  setDataLen(h: number, len: number): void {
+    this.u16[(h << H_SHIFT) + H_DATA_LEN] = len;
+  }
+  /** Length of the whole packet; meaningful on the first segment. */
+  pktLen(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+  }
+  setPktLen(h: number, len: number): void {
+    this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = len;
+  }
+  nbSegs(h: number): number {
+    return this.u16[(h << H_SHIFT) + H_NB_SEGS]!;
+  }
+  /** Next segment's handle, 0 at the end of the chain. */
+  next(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_NEXT]!;
+  }
+  port(h: number): number {
+    return this.u16[(h << H_SHIFT) + H_PORT]!;
+  }
+  setPort(h: number, port: number): void {
+    this.u16[(h << H_SHIFT) + H_PORT] = port;
+  }
+  refcnt(h: number): number {
+    return Atomics.load(this.u16, (h << H_SHIFT) + H_REFCNT);
+  }
+  /** rte_mbuf_refcnt_set: only for an mbuf this thread owns alone. */
+  setRefcnt(h: number, v: number): void {
+    Atomics.store(this.u16, (h << H_SHIFT) + H_REFCNT, v);
+  }
+  /** Pool id (Mempool.id) the mbuf returns to. */
+  poolId(h: number): number {
+    return this.u16[(h << H_SHIFT) + H_POOL]!;
+  }
+  /** Offload flags, bits 0..31 of DPDK's ol_flags (rx flags: OlFlags). */
+  olFlags(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS]!;
+  }
+  setOlFlags(h: number, f: number): void {
+    this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS] = f;
+  }
+  /** Offload flags, bits 32..63 of DPDK's ol_flags (tx flags: OlFlagsHi). */
+  olFlagsHi(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI]!;
+  }
+  setOlFlagsHi(h: number, f: number): void {
+    this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI] = f;
+  }
+  pktType(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_TYPE]!;
+  }
+  setPktType(h: number, t: number): void {
+    this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_TYPE] = t;
+  }
+  /** RSS hash (hash.rss). */
+  hash(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_HASH]!;
+  }
+  setHash(h: number, v: number): void {
+    this.u32[(h << MBUF_WORD_SHIFT) + W_HASH] = v;
+  }
+  vlanTci(h: number): number {
+    return this.u16[(h << H_SHIFT) + H_VLAN_TCI]!;
+  }
+  setVlanTci(h: number, v: number): void {
+    this.u16[(h << H_SHIFT) + H_VLAN_TCI] = v;
+  }
+  vlanTciOuter(h: number): number {
+    return this.u16[(h << H_SHIFT) + H_VLAN_TCI_OUTER]!;
+  }
+  setVlanTciOuter(h: number, v: number): void {
+    this.u16[(h << H_SHIFT) + H_VLAN_TCI_OUTER] = v;
+  }
+  l2Len(h: number): number {
+    return this.u8[(h << MBUF_SHIFT) + B_L2_LEN]!;
+  }
+  l3Len(h: number): number {
+    return this.u16[(h << H_SHIFT) + H_L3_LEN]!;
+  }
+  l4Len(h: number): number {
+    return this.u8[(h << MBUF_SHIFT) + B_L4_LEN]!;
+  }
+  /** Tx offload header lengths (DPDK packs them as l2_len:7, l3_len:9, l4_len:8). */
+  setTxOffload(h: number, l2Len: number, l3Len: number, l4Len: number): void {
+    const b = h << MBUF_SHIFT;
+    this.u8[b + B_L2_LEN] = l2Len;
+    this.u8[b + B_L4_LEN] = l4Len;
+    this.u16[(h << H_SHIFT) + H_L3_LEN] = l3Len;
+  }
+  tsoSegsz(h: number): number {
+    return this.u16[(h << H_SHIFT) + H_TSO_SEGSZ]!;
+  }
+  setTsoSegsz(h: number, v: number): void {
+    this.u16[(h << H_SHIFT) + H_TSO_SEGSZ] = v;
+  }
+  isIndirect(h: number): boolean {
+    return (this.olFlagsHi(h) & OlFlagsHi.INDIRECT) !== 0;
+  }
+  isDirect(h: number): boolean {
+    return (this.olFlagsHi(h) & (OlFlagsHi.INDIRECT | OlFlagsHi.EXTERNAL)) === 0;
+  }
+  /** For an indirect mbuf, the direct mbuf whose buffer it uses; 0 otherwise. */
+  directOf(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_DIRECT]!;
+  }
+
+  // ---- data ---------------------------------------------------------------
+
+  /** Heap offset of the data plus `off` (rte_pktmbuf_mtod_offset). */
+  mtod(h: number, off = 0): number {
+    return this.bufAddr(h) + this.dataOff(h) + off;
+  }
+  /** Free bytes before the data (rte_pktmbuf_headroom). */
+  headroom(h: number): number {
+    return this.dataOff(h);
+  }
+  /** Free bytes after the data of this segment (rte_pktmbuf_tailroom). */
+  tailroom(h: number): number {
+    return this.bufLen(h) - this.dataOff(h) - this.dataLen(h);
+  }
+  /** The chain's last segment (rte_pktmbuf_lastseg). */
+  lastSeg(h: number): number {
+    let n: number;
+    while ((n = this.next(h)) !== 0) h = n;
+    return h;
+  }
+
+  /**
+   * Resets the metadata of an mbuf this thread owns (rte_pktmbuf_reset):
+   * one empty segment, headroom reserved, no flags. Keeps refcnt, buffer and hash.
+   */
+  reset(h: number): void {
+    const r = h << MBUF_WORD_SHIFT;
+    const s = h << H_SHIFT;
+    const u32 = this.u32;
+    u32[r + W_NEXT] = 0;
+    u32[r + W_PKT_LEN] = 0;
+    u32[r + W_TX_OFFLOAD] = 0;
+    u32[r + W_TSO_VLAN_OUTER] = 0;
+    u32[r + W_PKT_TYPE] = 0;
+    u32[r + W_OL_FLAGS] = 0;
+    u32[r + W_OL_FLAGS_HI] &= OlFlagsHi.EXTERNAL;
+    this.u16[s + H_VLAN_TCI] = 0;
+    this.u16[s + H_NB_SEGS] = 1;
+    this.u16[s + H_PORT] = PORT_INVALID;
+    this.u16[s + H_DATA_OFF] = Math.min(PKTMBUF_HEADROOM, this.u16[s + H_BUF_LEN]!);
+    this.u16[s + H_DATA_LEN] = 0;
+  }
+
+  /**
+   * Grows the data at the front by `len` bytes (rte_pktmbuf_prepend).
+   * @returns heap offset of the new data start, or -1 (nothing changed) when headroom is short.
+   */
+  prepend(h: number, len: number): number {
+    const s = h << H_SHIFT;
+    const off = this.u16[s + H_DATA_OFF]!;
+    if (len > off || len < 0) return -1;
+    this.u16[s + H_DATA_OFF] = off - len;
+    this.u16[s + H_DATA_LEN] += len;
+    this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] += len;
+    return this.bufAddr(h) + off - len;
+  }
+
+  /**
+   * Grows the data at the end of the last segment by `len` bytes (rte_pktmbuf_append).
+   * @returns heap offset of the added bytes, or -1 (nothing changed) when tailroom is short.
+   */
+  append(h: number, len: number): number {
+    const last = this.lastSeg(h);
+    if (len > this.tailroom(last) || len < 0) return -1;
+    const tail = this.mtod(last) + this.dataLen(last);
+    this.u16[(last << H_SHIFT) + H_DATA_LEN] += len;
+    this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] += len;
+    return tail;
+  }
+
+  /**
+   * Removes `len` bytes from the front of the first segment (rte_pktmbuf_adj).
+   * @returns heap offset of the new data start, or -1 (nothing changed) when the segment is shorter.
+   */
+  adj(h: number, len: number): number {
+    const s = h << H_SHIFT;
+    if (len > this.u16[s + H_DATA_LEN]! || len < 0) return -1;
+    this.u16[s + H_DATA_LEN] -= len;
+    this.u16[s + H_DATA_OFF] += len;
+    this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] -= len;
+    return this.mtod(h);
+  }
+
+  /**
+   * Removes `len` bytes from the end of the last segment (rte_pktmbuf_trim).
+   * @returns 0, or -1 (nothing changed) when the last segment is shorter.
+   */
+  trim(h: number, len: number): number {
+    const last = this.lastSeg(h);
+    if (len > this.dataLen(last) || len < 0) return -1;
+    this.u16[(last << H_SHIFT) + H_DATA_LEN] -= len;
+    this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] -= len;
+    return 0;
+  }
+
+  /**
+   * Appends chain `tail` to chain `head` (rte_pktmbuf_chain); `tail` is then
+   * owned by `head` and freed with it.
+   * @returns 0, or -1 (nothing changed) when the segment count would pass 65535.
+   */
+  chain(head: number, tail: number): number {
+    const segs = this.nbSegs(head) + this.nbSegs(tail);
+    if (segs > MBUF_MAX_NB_SEGS) return -1;
+    const last = this.lastSeg(head);
+    this.u32[(last << MBUF_WORD_SHIFT) + W_NEXT] = tail;
+    this.u16[(head << H_SHIFT) + H_NB_SEGS] = segs;
+    this.setPktLen(head, this.pktLen(head) + this.pktLen(tail));
+    this.setPktLen(tail, this.dataLen(tail));
+    return 0;
+  }
+
+  /** Copies the packet's bytes (all segments) out. Allocates: for tests and the control plane. */
+  read(h: number): Uint8Array {
+    const out = new Uint8Array(this.pktLen(h));
+    let pos = 0;
+    for (let m = h; m !== 0 && pos < out.length; m = this.next(m)) {
+      const start = this.mtod(m);
+      const len = Math.min(this.dataLen(m), out.length - pos);
+      out.set(this.u8.subarray(start, start + len), pos);
+      pos += len;
+    }
+    return out;
+  }
+
+  /**
+   * Appends `bytes` to the packet (into the last segment).
+   * @returns false (nothing changed) when the tailroom is short.
+   */
+  write(h: number, bytes: Uint8Array): boolean {
+    const at = this.append(h, bytes.length);
+    if (at < 0) return false;
+    this.u8.set(bytes, at);
+    return true;
+  }
+
+  // ---- references ---------------------------------------------------------
+
+  /**
+   * Adds `v` (may be negative) to the reference count (rte_mbuf_refcnt_update).
+   * @returns the new count. Throws MbufError on underflow or overflow.
+   */
+  refcntUpdate(h: number, v: number): number {
+    const i = (h << H_SHIFT) + H_REFCNT;
+    const cur = Atomics.load(this.u16, i);
+    if (cur === 1) {
+      // Sole owner: nobody else can race with us (DPDK's fast path).
+      if (v < -1 || v + 1 > 0xffff) throw this.refcntError(h, cur, v);
+      Atomics.store(this.u16, i, v + 1);
+      return v + 1;
+    }
+    const old = v >= 0 ? Atomics.add(this.u16, i, v) : Atomics.sub(this.u16, i, -v);
+    const now = old + v;
+    if (now < 0 || now > 0xffff) {
+      Atomics.store(this.u16, i, old);
+      throw this.refcntError(h, old, v);
+    }
+    return now;
+  }
+
+  /**
+   * Makes `mi` an indirect mbuf that shares `m`'s data (rte_pktmbuf_attach):
+   * the direct mbuf holding the data gains a reference and returns to its
+   * pool only when the last indirect one is freed or detached.
+   * `mi` must be direct, unchained and referenced once.
+   */
+  attach(mi: number, m: number): void {
+    if (!this.isDirect(mi) || this.refcnt(mi) !== 1) {
+      throw new MbufError(mi, `mbuf ${fmtHandle(mi)}: attach needs a direct mbuf with refcnt 1 (refcnt ${this.refcnt(mi)})`);
+    }
+    const md = this.isIndirect(m) ? this.directOf(m) : m;
+    this.refcntUpdate(md, 1);
+    const u32 = this.u32;
+    const ri = mi << MBUF_WORD_SHIFT;
+    const rm = m << MBUF_WORD_SHIFT;
+    const si = mi << H_SHIFT;
+    const sm = m << H_SHIFT;
+    u32[ri + W_BUF_ADDR] = u32[rm + W_BUF_ADDR]!;
+    this.u16[si + H_BUF_LEN] = this.u16[sm + H_BUF_LEN]!;
+    this.u16[si + H_DATA_OFF] = this.u16[sm + H_DATA_OFF]!;
+    this.u16[si + H_DATA_LEN] = this.u16[sm + H_DATA_LEN]!;
+    this.u16[si + H_PORT] = this.u16[sm + H_PORT]!;
+    this.u16[si + H_VLAN_TCI] = this.u16[sm + H_VLAN_TCI]!;
+    this.u16[si + H_NB_SEGS] = 1;
+    u32[ri + W_TSO_VLAN_OUTER] = u32[rm + W_TSO_VLAN_OUTER]!;
+    u32[ri + W_TX_OFFLOAD] = u32[rm + W_TX_OFFLOAD]!;
+    u32[ri + W_HASH] = u32[rm + W_HASH]!;
+    u32[ri + W_PKT_TYPE] = u32[rm + W_PKT_TYPE]!;
+    u32[ri + W_OL_FLAGS] = u32[rm + W_OL_FLAGS]!;
+    u32[ri + W_OL_FLAGS_HI] = u32[rm + W_OL_FLAGS_HI]! | OlFlagsHi.INDIRECT;
+    u32[ri + W_NEXT] = 0;
+    u32[ri + W_PKT_LEN] = this.u16[sm + H_DATA_LEN]!;
+    u32[ri + W_DIRECT] = md;
+  }
+
+  /**
+   * Gives an indirect mbuf its own buffer back (rte_pktmbuf_detach) and drops
+   * its reference on the direct one, freeing that when it was the last.
+   */
+  detach(mi: number): void {
+    if (!this.isIndirect(mi)) return;
+    const mp = this.poolOf(mi);
+    const md = this.directOf(mi);
+    const r = mi << MBUF_WORD_SHIFT;
+    const s = mi << H_SHIFT;
+    this.u32[r + W_BUF_ADDR] = mp.bufAddrOf(mi);
+    this.u16[s + H_BUF_LEN] = mp.bufLen;
+    this.u16[s + H_DATA_OFF] = mp.headroom;
+    this.u16[s + H_DATA_LEN] = 0;
+    this.u32[r + W_OL_FLAGS_HI] &= ~OlFlagsHi.INDIRECT;
+    this.u32[r + W_DIRECT] = 0;
+    const last = this.prefreeSeg(md);
+    if (last !== 0) this.poolOf(last).put(last);
+  }
+
+  /**
+   * Makes a copy of the packet's metadata that shares its data: a chain of
+   * indirect mbufs from `mp`, one per segment (rte_pktmbuf_clone).
+   * @returns the clone's head, or 0 (nothing changed) when `mp` runs out.
+   */
+  clone(md: number, mp: Mempool): number {
+    const mc = mp.alloc();
+    if (mc === 0) return 0;
+    let mi = mc;
+    let m = md;
+    for (;;) {
+      this.attach(mi, m);
+      m = this.next(m);
+      if (m === 0) break;
+      const seg = mp.alloc();
+      if (seg === 0) {
+        this.setPktLen(mc, 0);
+        this.free(mc);
+        return 0;
+      }
+      this.u32[(mi << MBUF_WORD_SHIFT) + W_NEXT] = seg;
+      mi = seg;
+    }
+    this.setPktLen(mc, this.pktLen(md));
+    this.u16[(mc << H_SHIFT) + H_NB_SEGS] = this.nbSegs(md);
+    return mc;
+  }
+
+  // ---- free ---------------------------------------------------------------
+
+  /**
+   * Drops this owner's reference to one segment (rte_pktmbuf_prefree_seg).
+   * @returns the handle when it must go back to its pool (cleaned: refcnt 0,
+   * unchained, direct), or 0 when other references remain.
+   */
+  prefreeSeg(h: number): number {
+    const i = (h << H_SHIFT) + H_REFCNT;
+    const ref = this.u16[i]!;
+    if (ref !== 1) {
+      if (ref === 0) throw new MbufError(h, `mbuf ${fmtHandle(h)}: freed with refcnt 0 (double free, or not from a pool)`);
+      if (Atomics.sub(this.u16, i, 1) !== 1) return 0;
+    }
+    const r = h << MBUF_WORD_SHIFT;
+    if ((this.u32[r + W_OL_FLAGS_HI]! & OlFlagsHi.INDIRECT) !== 0) this.detach(h);
+    this.u32[r + W_NEXT] = 0;
+    this.u16[(h << H_SHIFT) + H_NB_SEGS] = 1;
+    this.u16[i] = 0;
+    return h;
+  }
+
+  /** Frees one segment, ignoring its chain (rte_pktmbuf_free_seg). */
+  freeSeg(h: number): void {
+    const m = this.prefreeSeg(h);
+    if (m !== 0) this.poolOf(m).put(m);
+  }
+
+  /** Frees a packet and every segment chained to it (rte_pktmbuf_free). 0 is ignored. */
+  free(h: number): void {
+    while (h !== 0) {
+      const next = this.next(h);
+      this.freeSeg(h);
+      h = next;
+    }
+  }
+
+  /**
+   * Frees `n` packets from `objs[off..)` with their chains (rte_pktmbuf_free_bulk):
+   * segments go back with one putBulk per run of up to 64 from the same pool,
+   * never one put each (the i40e lesson of seed 002).
+   */
+  freeBulk(objs: Uint32Array, n: number, off = 0): void {
+    const pending = this.pending;
+    let nb = 0;
+    let pool: Mempool | undefined;
+    try {
+      for (let i = 0; i < n; i++) {
+        let m = objs[off + i]!;
+        while (m !== 0) {
+          const next = this.u32[(m << MBUF_WORD_SHIFT) + W_NEXT]!;
+          if (this.prefreeSeg(m) !== 0) {
+            const mp = this.poolOf(m);
+            if (mp !== pool || nb === FREE_PENDING_SZ) {
+              if (nb > 0) pool!.putBulk(pending, nb);
+              pool = mp;
+              nb = 0;
+            }
+            pending[nb++] = m;
+          }
+          m = next;
+        }
+      }
+    } finally {
+      // Also on a thrown double free: what was already released still goes back.
+      if (nb > 0) pool!.putBulk(pending, nb);
+    }
+  }
+
+  /** The pool mbuf `h` belongs to, as seen from this thread. */
+  poolOf(h: number): Mempool {
+    const id = this.u16[(h << H_SHIFT) + H_POOL]!;
+    return this.pools[id] ?? this.openPool(id, h);
+  }
+
+  private openPool(id: number, h: number): Mempool {
+    const mp = Mempool.byId(this.heap, id);
+    if (!mp || !mp.owns(h)) throw new MbufError(h, `mbuf ${fmtHandle(h)}: not an mbuf of any pool (pool id ${id})`);
+    this.pools[id] = mp;
+    return mp;
+  }
+
+  private refcntError(h: number, cur: number, v: number): MbufError {
+    const what = cur + v < 0 ? 'underflow' : 'overflow';
+    return new MbufError(h, `mbuf ${fmtHandle(h)}: refcnt ${what} (${cur} ${v < 0 ? '-' : '+'} ${Math.abs(v)})`);
+  }
+}

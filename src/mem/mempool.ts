@@ -1,0 +1,453 @@
+/**
+ * Mempool: rte_pktmbuf_pool in shared memory. A fixed set of mbufs, each a
+ * 64-byte record plus a buffer of `dataRoomSize` bytes, whose free handles
+ * live in a shared MPMC ring, with a per-lcore cache in front so the common
+ * get/put touches only memory the lcore owns.
+ *
+ * The cache follows rte_mempool's algorithm: a LIFO stack (hot buffers come
+ * back first) with a flush threshold of 1.5 × size; a put that would cross it
+ * flushes the whole cache to the ring first, a get that finds the cache short
+ * refills it with `size` + the shortfall in one ring dequeue. Everything moves
+ * in bulk: one ring operation per flush or refill, never one per mbuf.
+ *
+ * Free mbufs sit in the pool with refcnt 0, next 0 and nbSegs 1, so a second
+ * free of the same mbuf shows as refcnt 0 on the free path at no extra cost.
+ *
+ * Pool header, u32 words from the pool's offset:
+ *   0 magic  1 id  2 n  3 stride  4 headroom  5 bufLen  6 metaBase
+ *   7 firstHandle  8 arenaBase  9 ring  10 cacheSize  11 flushThresh
+ *   12 cacheBase  13 cacheStride  14 flags  15 stateBase  16 nameLen
+ *   bytes 128..191: name (UTF-8)
+ * Each lcore's cache: word 0 len, then from byte 64 the handle stack.
+ */
+import { ArgError, LeakError, MbufError, fmtHandle } from '../errors.js';
+import { CACHE_LINE, Heap, MAX_LCORES } from './heap.js';
+import {
+  MBUF_DEFAULT_DATAROOM,
+  MBUF_SHIFT,
+  MBUF_SIZE,
+  MBUF_WORD_SHIFT,
+  PKTMBUF_HEADROOM,
+  PORT_INVALID,
+  W_BUF_ADDR,
+  W_BUF_LEN_POOL,
+  W_DATA_LEN_VLAN,
+  W_DATA_OFF_REFCNT,
+  W_NB_SEGS_PORT,
+  W_NEXT,
+  W_OL_FLAGS,
+  W_OL_FLAGS_HI,
+  W_PKT_LEN,
+  W_PKT_TYPE,
+  W_TSO_VLAN_OUTER,
+  W_TX_OFFLOAD,
+} from './mbuf-layout.js';
+import { Ring } from '../ring/ring.js';
+
+const MAGIC = 0x4c4f_504d; // "MPOL"
+const P_MAGIC = 0;
+const P_ID = 1;
+const P_N = 2;
+const P_STRIDE = 3;
+const P_HEADROOM = 4;
+const P_BUF_LEN = 5;
+const P_META_BASE = 6;
+const P_FIRST = 7;
+const P_ARENA = 8;
+const P_RING = 9;
+const P_CACHE_SIZE = 10;
+const P_FLUSH = 11;
+const P_CACHE_BASE = 12;
+const P_CACHE_STRIDE = 13;
+const P_FLAGS = 14;
+const P_STATE = 15;
+const P_NAME_LEN = 16;
+const NAME_OFF = 128;
+const NAME_MAX = 64;
+const HEADER_BYTES = 256;
+const F_DEBUG = 1;
+
+/** rte_mempool's RTE_MEMPOOL_CACHE_MAX_SIZE. */
+export const MEMPOOL_CACHE_MAX_SIZE = 512;
+/** Handles a cache can hold: a refill brings size + a request of up to size. */
+const CACHE_OBJS = MEMPOOL_CACHE_MAX_SIZE * 2;
+const CACHE_STRIDE = CACHE_LINE + CACHE_OBJS * 4;
+/** DPDK's RTE_MBUF_DEFAULT_BUF_SIZE: data room plus headroom. */
+export const MBUF_DEFAULT_BUF_SIZE = MBUF_DEFAULT_DATAROOM + PKTMBUF_HEADROOM;
+
+export interface MempoolOptions {
+  name: string;
+  /** Number of mbufs. */
+  n: number;
+  /** Per-lcore cache size, 0..512 and at most n / 1.5 (DPDK's rule). Default 0: no cache. */
+  cacheSize?: number;
+  /** Buffer bytes including headroom (DPDK's data_room_size). Default 2176. */
+  dataRoomSize?: number;
+  /** Catch double free, foreign handles and leaks with names (RTE_LIBRTE_MBUF_DEBUG). */
+  debug?: boolean;
+}
+
+/** What a worker needs to open the pool in the heap it shares. */
+export interface MempoolDescriptor {
+  readonly offset: number;
+}
+
+const attached = new WeakMap<Heap, Mempool[]>();
+
+export class Mempool {
+  readonly heap: Heap;
+  readonly offset: number;
+  readonly id: number;
+  readonly name: string;
+  /** Number of mbufs in the pool. */
+  readonly size: number;
+  readonly cacheSize: number;
+  readonly headroom: number;
+  /** Buffer length of each mbuf (headroom + data room). */
+  readonly bufLen: number;
+  /** Handle of the pool's first mbuf; the pool owns [firstHandle, firstHandle + size). */
+  readonly firstHandle: number;
+  readonly debug: boolean;
+  protected readonly u32: Uint32Array;
+  private readonly ring: Ring;
+  private readonly stride: number;
+  private readonly arenaBase: number;
+  private readonly flushThresh: number;
+  /** Word index of this lcore's cache length, and of its first slot. */
+  private readonly cacheLen: number;
+  private readonly cacheObjs: number;
+  private readonly cacheBase: number;
+  private readonly one = new Uint32Array(1);
+
+  protected constructor(heap: Heap, offset: number) {
+    const u32 = heap.u32;
+    const w = offset >>> 2;
+    if (u32[w + P_MAGIC] !== MAGIC) throw new ArgError(`mempool: no pool at heap offset ${offset}`);
+    this.heap = heap;
+    this.u32 = u32;
+    this.offset = offset;
+    this.id = u32[w + P_ID]!;
+    this.size = u32[w + P_N]!;
+    this.stride = u32[w + P_STRIDE]!;
+    this.headroom = u32[w + P_HEADROOM]!;
+    this.bufLen = u32[w + P_BUF_LEN]!;
+    this.firstHandle = u32[w + P_FIRST]!;
+    this.arenaBase = u32[w + P_ARENA]!;
+    this.cacheSize = u32[w + P_CACHE_SIZE]!;
+    this.flushThresh = u32[w + P_FLUSH]!;
+    this.debug = (u32[w + P_FLAGS]! & F_DEBUG) !== 0;
+    this.name = Buffer.from(heap.u8.slice(offset + NAME_OFF, offset + NAME_OFF + u32[w + P_NAME_LEN]!)).toString();
+    this.ring = Ring.attach(heap, { offset: u32[w + P_RING]!, name: `${this.name}.ring` });
+    this.cacheBase = u32[w + P_CACHE_BASE]!;
+    const cache = this.cacheBase + heap.lcoreId * CACHE_STRIDE;
+    this.cacheLen = cache >>> 2;
+    this.cacheObjs = (cache + CACHE_LINE) >>> 2;
+  }
+
+  /**
+   * Creates a pool of `n` mbufs in `heap` (rte_pktmbuf_pool_create): every
+   * mbuf is initialised and in the pool. Throws ArgError on bad sizes and
+   * NoMemError when the heap is too small.
+   */
+  static create(heap: Heap, opts: MempoolOptions): Mempool {
+    const name = opts.name;
+    const n = opts.n;
+    const cacheSize = opts.cacheSize ?? 0;
+    const bufLen = opts.dataRoomSize ?? MBUF_DEFAULT_BUF_SIZE;
+    if (!Number.isInteger(n) || n < 1 || n > 0x3fffffff) throw new ArgError(`mempool ${name}: n=${n} must be a positive integer`);
+    if (!Number.isInteger(cacheSize) || cacheSize < 0 || cacheSize > MEMPOOL_CACHE_MAX_SIZE) {
+      throw new ArgError(`mempool ${name}: cache size ${cacheSize} must be in [0, ${MEMPOOL_CACHE_MAX_SIZE}]`);
+    }
+    if (Math.floor(cacheSize * 1.5) > n) {
+      throw new ArgError(`mempool ${name}: cache size ${cacheSize} too large for ${n} mbufs (1.5 × cache must not exceed n)`);
+    }
+    if (!Number.isInteger(bufLen) || bufLen < 0 || bufLen > 0xffff) {
+      throw new ArgError(`mempool ${name}: data room size ${bufLen} must be in [0, 65535]`);
+    }
+    const nameBytes = Buffer.from(name);
+    if (nameBytes.length > NAME_MAX) throw new ArgError(`mempool ${name}: name longer than ${NAME_MAX} bytes`);
+    const debug = opts.debug ?? false;
+    const stride = Math.ceil(bufLen / CACHE_LINE) * CACHE_LINE;
+
+    const offset = heap.reserve(HEADER_BYTES, CACHE_LINE, `mempool ${name}`);
+    const metaBase = heap.reserve(n * MBUF_SIZE, MBUF_SIZE, `mempool ${name}: ${n} mbuf records`);
+    const arenaBase = heap.reserve(n * stride, CACHE_LINE, `mempool ${name}: ${n} buffers of ${stride} bytes`);
+    const ring = Ring.create(heap, { name: `${name}.ring`, count: n, exactSize: true });
+    const cacheBase = cacheSize > 0 ? heap.reserve(MAX_LCORES * CACHE_STRIDE, CACHE_LINE, `mempool ${name}: lcore caches`) : 0;
+    const stateBase = debug ? heap.reserve(n, CACHE_LINE, `mempool ${name}: debug state`) : 0;
+    const id = heap.registerPool(offset);
+
+    const u32 = heap.u32;
+    const w = offset >>> 2;
+    const headroom = Math.min(PKTMBUF_HEADROOM, bufLen);
+    u32[w + P_ID] = id;
+    u32[w + P_N] = n;
+    u32[w + P_STRIDE] = stride;
+    u32[w + P_HEADROOM] = headroom;
+    u32[w + P_BUF_LEN] = bufLen;
+    u32[w + P_META_BASE] = metaBase;
+    u32[w + P_FIRST] = metaBase >>> MBUF_SHIFT;
+    u32[w + P_ARENA] = arenaBase;
+    u32[w + P_RING] = ring.offset;
+    u32[w + P_CACHE_SIZE] = cacheSize;
+    u32[w + P_FLUSH] = Math.floor(cacheSize * 1.5);
+    u32[w + P_CACHE_BASE] = cacheBase;
+    u32[w + P_CACHE_STRIDE] = CACHE_STRIDE;
+    u32[w + P_FLAGS] = debug ? F_DEBUG : 0;
+    u32[w + P_STATE] = stateBase;
+    u32[w + P_NAME_LEN] = nameBytes.length;
+    heap.u8.set(nameBytes, offset + NAME_OFF);
+
+    // Initialise every record as rte_pktmbuf_init does, then fill the ring.
+    const first = metaBase >>> MBUF_SHIFT;
+    const all = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      const h = first + i;
+      const r = h << MBUF_WORD_SHIFT;
+      u32[r + W_BUF_ADDR] = arenaBase + i * stride;
+      u32[r + W_DATA_OFF_REFCNT] = headroom; // refcnt 0: in the pool
+      u32[r + W_NB_SEGS_PORT] = 1 | (PORT_INVALID << 16);
+      u32[r + W_BUF_LEN_POOL] = bufLen | (id << 16);
+      all[i] = h;
+    }
+    if (debug) heap.u8.fill(1, stateBase, stateBase + n);
+    ring.enqueueBulk(all, n);
+    Atomics.store(heap.i32, w + P_MAGIC, MAGIC);
+    return Mempool.open(heap, offset);
+  }
+
+  /** Opens a pool made by another thread, with this thread's lcore cache (rte_mempool_lookup). */
+  static attach(heap: Heap, desc: MempoolDescriptor): Mempool {
+    return Mempool.open(heap, desc.offset);
+  }
+
+  /**
+   * The pool with id `id` as seen from this thread, opening it on first use.
+   * @returns undefined when the heap has no such pool.
+   */
+  static byId(heap: Heap, id: number): Mempool | undefined {
+    const list = attached.get(heap);
+    const mp = list?.[id];
+    if (mp) return mp;
+    const offset = heap.poolOffset(id);
+    return offset === 0 ? undefined : Mempool.open(heap, offset);
+  }
+
+  private static open(heap: Heap, offset: number): Mempool {
+    let list = attached.get(heap);
+    if (!list) attached.set(heap, (list = []));
+    const id = heap.u32[(offset >>> 2) + P_ID]!;
+    const known = list[id];
+    if (known) return known;
+    const debug = (heap.u32[(offset >>> 2) + P_FLAGS]! & F_DEBUG) !== 0;
+    const mp = debug ? new DebugMempool(heap, offset) : new Mempool(heap, offset);
+    list[id] = mp;
+    return mp;
+  }
+
+  descriptor(): MempoolDescriptor {
+    return { offset: this.offset };
+  }
+
+  /**
+   * Takes exactly `n` handles into `objs[off..off+n)` or none (rte_mempool_get_bulk).
+   * Hot handles first: the cache is a stack. Not thread-safe per lcore: one
+   * thread per lcore id, as in DPDK.
+   * @returns n, or 0 when the pool (cache and ring together) has fewer than n.
+   */
+  getBulk(objs: Uint32Array, n: number, off = 0): number {
+    if (this.cacheSize === 0) return this.ring.dequeueBulk(objs, n, off);
+    const u32 = this.u32;
+    const len = u32[this.cacheLen]!;
+    const top = this.cacheObjs + len - 1;
+    if (n <= len) {
+      for (let i = 0; i < n; i++) objs[off + i] = u32[top - i]!;
+      u32[this.cacheLen] = len - n;
+      return n;
+    }
+    // Short: hand out what the cache has, then take the rest through the ring.
+    for (let i = 0; i < len; i++) objs[off + i] = u32[top - i]!;
+    const remaining = n - len;
+    if (remaining <= this.cacheSize) {
+      const fill = this.cacheSize + remaining;
+      if (this.ring.dequeueBulk(u32, fill, this.cacheObjs) === fill) {
+        const last = this.cacheObjs + fill - 1;
+        for (let i = 0; i < remaining; i++) objs[off + len + i] = u32[last - i]!;
+        u32[this.cacheLen] = this.cacheSize;
+        return n;
+      }
+    }
+    if (this.ring.dequeueBulk(objs, remaining, off + len) === remaining) {
+      u32[this.cacheLen] = 0;
+      return n;
+    }
+    return 0; // the cache's handles were only copied: it is intact
+  }
+
+  /**
+   * Returns `n` handles from `objs[off..)` (rte_mempool_put_bulk). Never fails
+   * for handles of this pool; returning more than the pool holds throws.
+   */
+  putBulk(objs: Uint32Array, n: number, off = 0): void {
+    if (this.cacheSize === 0 || n > this.flushThresh) {
+      this.ringPut(objs, n, off);
+      return;
+    }
+    const u32 = this.u32;
+    let len = u32[this.cacheLen]!;
+    if (len + n > this.flushThresh) {
+      this.ringPut(u32, len, this.cacheObjs);
+      len = 0;
+    }
+    const dst = this.cacheObjs + len;
+    for (let i = 0; i < n; i++) u32[dst + i] = objs[off + i]!;
+    u32[this.cacheLen] = len + n;
+  }
+
+  /** One handle, or 0 when the pool is empty (rte_mempool_get). */
+  get(): number {
+    return this.getBulk(this.one, 1) === 1 ? this.one[0]! : 0;
+  }
+
+  /** Returns one handle (rte_mempool_put). */
+  put(h: number): void {
+    this.one[0] = h;
+    this.putBulk(this.one, 1);
+  }
+
+  /**
+   * Allocates `n` mbufs reset as rte_pktmbuf_alloc_bulk leaves them (refcnt 1,
+   * one segment, empty, headroom reserved) into `objs[off..)`, all or none.
+   * @returns n, or 0 when the pool has fewer than n.
+   */
+  allocBulk(objs: Uint32Array, n: number, off = 0): number {
+    if (this.getBulk(objs, n, off) === 0) return 0;
+    const u32 = this.u32;
+    const first = this.headroom | (1 << 16);
+    for (let i = 0; i < n; i++) {
+      const r = objs[off + i]! << MBUF_WORD_SHIFT;
+      u32[r + W_DATA_OFF_REFCNT] = first;
+      u32[r + W_NB_SEGS_PORT] = 1 | (PORT_INVALID << 16);
+      u32[r + W_PKT_LEN] = 0;
+      u32[r + W_DATA_LEN_VLAN] = 0;
+      u32[r + W_PKT_TYPE] = 0;
+      u32[r + W_OL_FLAGS] = 0;
+      u32[r + W_OL_FLAGS_HI] = 0; // pool mbufs are direct and own their buffer: no flag survives
+      u32[r + W_NEXT] = 0;
+      u32[r + W_TX_OFFLOAD] = 0;
+      u32[r + W_TSO_VLAN_OUTER] = 0;
+    }
+    return n;
+  }
+
+  /** One reset mbuf, or 0 when the pool is empty (rte_pktmbuf_alloc). */
+  alloc(): number {
+    return this.allocBulk(this.one, 1) === 1 ? this.one[0]! : 0;
+  }
+
+  /** True when `h` is one of this pool's mbufs. */
+  owns(h: number): boolean {
+    return h >= this.firstHandle && h < this.firstHandle + this.size;
+  }
+
+  /** Heap offset of mbuf `h`'s own buffer (where an indirect mbuf returns on detach). */
+  bufAddrOf(h: number): number {
+    return this.arenaBase + (h - this.firstHandle) * this.stride;
+  }
+
+  /** Mbufs in the pool: ring plus every lcore cache (rte_mempool_avail_count). */
+  avail(): number {
+    let n = this.ring.count();
+    if (this.cacheSize > 0) {
+      const base = this.cacheBase >>> 2;
+      const step = CACHE_STRIDE >>> 2;
+      for (let l = 0; l < MAX_LCORES; l++) n += Atomics.load(this.u32, base + l * step);
+    }
+    return n;
+  }
+
+  /** Mbufs taken and not returned (rte_mempool_in_use_count). */
+  inUse(): number {
+    return this.size - this.avail();
+  }
+
+  /** True when every mbuf is back (rte_mempool_full). */
+  full(): boolean {
+    return this.avail() === this.size;
+  }
+
+  /** Moves this lcore's cached handles to the shared ring, e.g. before its thread exits. */
+  flushCache(): void {
+    if (this.cacheSize === 0) return;
+    const len = this.u32[this.cacheLen]!;
+    if (len > 0) this.ringPut(this.u32, len, this.cacheObjs);
+    this.u32[this.cacheLen] = 0;
+  }
+
+  /** Throws LeakError naming how many mbufs are missing when the pool is not full. */
+  checkLeaks(): void {
+    const missing = this.inUse();
+    if (missing !== 0) {
+      throw new LeakError(this.name, missing, `mempool ${this.name}: ${missing} of ${this.size} mbufs not returned${this.leakDetail()}`);
+    }
+  }
+
+  protected leakDetail(): string {
+    return '';
+  }
+
+  private ringPut(objs: Uint32Array, n: number, off: number): void {
+    if (this.ring.enqueueBulk(objs, n, off) !== n) {
+      throw new MbufError(objs[off]!, `mempool ${this.name}: more mbufs returned than it holds (double free or foreign handle near ${fmtHandle(objs[off]!)})`);
+    }
+  }
+}
+
+/**
+ * The debug pool (RTE_LIBRTE_MBUF_DEBUG): a state byte per mbuf catches a put
+ * of a handle that is already in the pool or belongs to no pool of ours. A
+ * separate class, so the checks cost nothing when debug is off.
+ */
+class DebugMempool extends Mempool {
+  private readonly state: number;
+  private readonly u8: Uint8Array;
+
+  constructor(heap: Heap, offset: number) {
+    super(heap, offset);
+    this.state = heap.u32[(offset >>> 2) + P_STATE]!;
+    this.u8 = heap.u8;
+  }
+
+  override getBulk(objs: Uint32Array, n: number, off = 0): number {
+    if (super.getBulk(objs, n, off) === 0) return 0;
+    for (let i = 0; i < n; i++) this.u8[this.state + objs[off + i]! - this.firstHandle] = 0;
+    return n;
+  }
+
+  override putBulk(objs: Uint32Array, n: number, off = 0): void {
+    // Check the whole burst before any of it goes back, so a bad handle leaves the pool as it was.
+    for (let i = 0; i < n; i++) {
+      const h = objs[off + i]!;
+      let problem = '';
+      if (!this.owns(h)) {
+        problem = `put of foreign handle ${fmtHandle(h)} (pool holds ${fmtHandle(this.firstHandle)}..${fmtHandle(this.firstHandle + this.size - 1)})`;
+      } else if (this.u8[this.state + h - this.firstHandle] !== 0) {
+        problem = `double free of mbuf ${fmtHandle(h)}`;
+      }
+      if (problem) {
+        for (let j = 0; j < i; j++) this.u8[this.state + objs[off + j]! - this.firstHandle] = 0;
+        throw new MbufError(h, `mempool ${this.name}: ${problem}`);
+      }
+      this.u8[this.state + h - this.firstHandle] = 1;
+    }
+    super.putBulk(objs, n, off);
+  }
+
+  protected override leakDetail(): string {
+    const missing: string[] = [];
+    for (let i = 0; i < this.size && missing.length < 16; i++) {
+      if (this.u8[this.state + i] === 0) missing.push(fmtHandle(this.firstHandle + i));
+    }
+    return missing.length ? ` (${missing.join(', ')}${missing.length === 16 ? ', …' : ''})` : '';
+  }
+}

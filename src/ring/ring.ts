@@ -1,0 +1,306 @@
+/**
+ * Ring: rte_ring in shared memory. A fixed-size FIFO of u32 objects (mbuf
+ * handles, usually) with lockless producer and consumer sides, each either
+ * single-threaded (SP/SC: plain stores) or multi-threaded (MP/MC: a
+ * compare-and-swap on the head).
+ *
+ * Layout in the heap (byte offsets from the ring's base):
+ *   0    size, mask, capacity, flags            (read-only after create)
+ *   128  prod.head, prod.tail                   (producers' line)
+ *   256  cons.head, cons.tail                   (consumers' line)
+ *   384  slots[size]
+ * Producer and consumer indices sit 128 bytes apart so the adjacent-line
+ * prefetcher does not make the two sides share a line (as rte_ring does).
+ *
+ * Indices run freely over 32 bits and wrap; `(a - b) | 0` is the distance.
+ * A side publishes its tail with one Atomics.store per call, after its plain
+ * slot stores: the other side's Atomics.load of that tail makes the slots
+ * visible (JS memory model: seq-cst atomics order the plain accesses around them).
+ *
+ * Each Ring object is one thread's view. It caches the other side's tail and
+ * re-reads it only when the ring looks full (producer) or empty (consumer): a
+ * stale tail only under-estimates, and skipping the shared read doubled a
+ * 2-thread SPSC ring here (PERF-NOTES).
+ */
+import { ArgError } from '../errors.js';
+import { Heap } from '../mem/heap.js';
+
+const MAGIC = 0x474e_4952; // "RING"
+const W_MAGIC = 0;
+const W_SIZE = 1;
+const W_MASK = 2;
+const W_CAPACITY = 3;
+const W_FLAGS = 4;
+const W_PROD_HEAD = 32;
+const W_PROD_TAIL = 33;
+const W_CONS_HEAD = 64;
+const W_CONS_TAIL = 65;
+const SLOTS = 384;
+
+/** rte_ring's RING_F_* flags. */
+export const RING_F_SP_ENQ = 0x1;
+export const RING_F_SC_DEQ = 0x2;
+export const RING_F_EXACT_SZ = 0x4;
+/** rte_ring's RTE_RING_SZ_MASK: the largest count. */
+export const RING_SZ_MASK = 0x7fffffff;
+
+export interface RingOptions {
+  name?: string;
+  /** Slots. A power of two unless `exactSize`; the usable capacity is count - 1 then. */
+  count: number;
+  /** Single producer: enqueues come from one thread only (no CAS). */
+  sp?: boolean;
+  /** Single consumer: dequeues come from one thread only (no CAS). */
+  sc?: boolean;
+  /** Capacity exactly `count` (RING_F_EXACT_SZ): the slot array is the next power of two above. */
+  exactSize?: boolean;
+}
+
+/** What a worker needs to open the ring: its offset in the heap it shares. */
+export interface RingDescriptor {
+  readonly offset: number;
+  readonly name: string;
+}
+
+export class Ring {
+  readonly name: string;
+  readonly offset: number;
+  /** Slots in the array (power of two). */
+  readonly size: number;
+  /** How many objects the ring can hold. */
+  readonly capacity: number;
+  readonly sp: boolean;
+  readonly sc: boolean;
+  private readonly i32: Int32Array;
+  private readonly u32: Uint32Array;
+  private readonly mask: number;
+  private readonly prodHead: number;
+  private readonly prodTail: number;
+  private readonly consHead: number;
+  private readonly consTail: number;
+  private readonly slots: number;
+  /** Last seen consumer tail (producer side's cache). */
+  private consTailSeen: number;
+  /** Last seen producer tail (consumer side's cache). */
+  private prodTailSeen: number;
+
+  private constructor(heap: Heap, offset: number, name: string) {
+    this.i32 = heap.i32;
+    this.u32 = heap.u32;
+    this.offset = offset;
+    this.name = name;
+    const w = offset >>> 2;
+    if (this.u32[w + W_MAGIC] !== MAGIC) throw new ArgError(`ring ${name}: no ring at offset ${offset}`);
+    this.size = this.u32[w + W_SIZE]!;
+    this.mask = this.u32[w + W_MASK]!;
+    this.capacity = this.u32[w + W_CAPACITY]!;
+    const flags = this.u32[w + W_FLAGS]!;
+    this.sp = (flags & RING_F_SP_ENQ) !== 0;
+    this.sc = (flags & RING_F_SC_DEQ) !== 0;
+    this.prodHead = w + W_PROD_HEAD;
+    this.prodTail = w + W_PROD_TAIL;
+    this.consHead = w + W_CONS_HEAD;
+    this.consTail = w + W_CONS_TAIL;
+    this.slots = (offset + SLOTS) >>> 2;
+    this.consTailSeen = Atomics.load(this.i32, this.consTail);
+    this.prodTailSeen = Atomics.load(this.i32, this.prodTail);
+  }
+
+  /** Bytes a ring of `count` slots (already a power of two) takes in the heap. */
+  static memSize(count: number): number {
+    return SLOTS + count * 4;
+  }
+
+  /** Creates a ring in `heap` (rte_ring_create). Throws ArgError on a bad count. */
+  static create(heap: Heap, opts: RingOptions): Ring {
+    const name = opts.name ?? 'ring';
+    const count = opts.count;
+    if (!Number.isInteger(count) || count < 1 || count > RING_SZ_MASK) {
+      throw new ArgError(`ring ${name}: count ${count} must be an integer in [1, ${RING_SZ_MASK}]`);
+    }
+    let size: number;
+    let capacity: number;
+    if (opts.exactSize) {
+      size = nextPow2(count + 1);
+      capacity = count;
+    } else {
+      if ((count & (count - 1)) !== 0 || count < 2) {
+        throw new ArgError(`ring ${name}: count ${count} is not a power of two >= 2 (use exactSize for any count)`);
+      }
+      size = count;
+      capacity = count - 1;
+    }
+    if (size > RING_SZ_MASK + 1) throw new ArgError(`ring ${name}: count ${count} too large`);
+    const offset = heap.reserve(Ring.memSize(size), 128, `ring ${name}`);
+    const w = offset >>> 2;
+    heap.u32[w + W_SIZE] = size;
+    heap.u32[w + W_MASK] = size - 1;
+    heap.u32[w + W_CAPACITY] = capacity;
+    heap.u32[w + W_FLAGS] = (opts.sp ? RING_F_SP_ENQ : 0) | (opts.sc ? RING_F_SC_DEQ : 0) | (opts.exactSize ? RING_F_EXACT_SZ : 0);
+    Atomics.store(heap.i32, w + W_MAGIC, MAGIC | 0);
+    return new Ring(heap, offset, name);
+  }
+
+  /** Opens a ring created by another thread (rte_ring_lookup). */
+  static attach(heap: Heap, desc: RingDescriptor): Ring {
+    return new Ring(heap, desc.offset, desc.name);
+  }
+
+  descriptor(): RingDescriptor {
+    return { offset: this.offset, name: this.name };
+  }
+
+  /**
+   * Enqueues all `n` objects from `objs[off..off+n)` or none.
+   * @returns n, or 0 when fewer than n slots are free. Safe from several
+   * threads unless the ring was created `sp`.
+   */
+  enqueueBulk(objs: Uint32Array, n: number, off = 0): number {
+    return this.enqueue(objs, n, off, true);
+  }
+
+  /**
+   * Enqueues as many of the `n` objects as fit, in order.
+   * @returns how many were enqueued (0..n); the caller still owns the rest.
+   */
+  enqueueBurst(objs: Uint32Array, n: number, off = 0): number {
+    return this.enqueue(objs, n, off, false);
+  }
+
+  /**
+   * Dequeues exactly `n` objects into `objs[off..)` or none.
+   * @returns n, or 0 when fewer than n are in the ring.
+   */
+  dequeueBulk(objs: Uint32Array, n: number, off = 0): number {
+    return this.dequeue(objs, n, off, true);
+  }
+
+  /**
+   * Dequeues up to `n` objects into `objs[off..)`.
+   * @returns how many were dequeued (0..n).
+   */
+  dequeueBurst(objs: Uint32Array, n: number, off = 0): number {
+    return this.dequeue(objs, n, off, false);
+  }
+
+  /** Objects in the ring now (a snapshot when other threads are active). */
+  count(): number {
+    const c = (Atomics.load(this.i32, this.prodTail) - Atomics.load(this.i32, this.consTail)) >>> 0;
+    return c > this.capacity ? this.capacity : c;
+  }
+
+  freeCount(): number {
+    return this.capacity - this.count();
+  }
+
+  empty(): boolean {
+    return this.count() === 0;
+  }
+
+  full(): boolean {
+    return this.count() === this.capacity;
+  }
+
+  private enqueue(objs: Uint32Array, n: number, off: number, fixed: boolean): number {
+    const i32 = this.i32;
+    let head: number;
+    let next: number;
+    for (;;) {
+      head = this.sp ? i32[this.prodHead]! : Atomics.load(i32, this.prodHead);
+      let free = (this.capacity + this.consTailSeen - head) | 0;
+      if (free < n || !this.sp) {
+        // Looks full: only now pay for a shared read of the consumer tail. With
+        // several producers the head moves without us, so a cached tail could
+        // fall 2^32 behind and wrap: re-read it every time.
+        this.consTailSeen = Atomics.load(i32, this.consTail);
+        free = (this.capacity + this.consTailSeen - head) | 0;
+      }
+      if (free < n) {
+        if (fixed || free <= 0) return 0;
+        n = free;
+      }
+      next = (head + n) | 0;
+      if (this.sp) {
+        i32[this.prodHead] = next;
+        break;
+      }
+      if (Atomics.compareExchange(i32, this.prodHead, head, next) === head) break;
+    }
+    const u32 = this.u32;
+    const mask = this.mask;
+    const base = this.slots;
+    const idx = head & mask;
+    if (idx + n <= this.size) {
+      for (let i = 0; i < n; i++) u32[base + idx + i] = objs[off + i]!;
+    } else {
+      for (let i = 0; i < n; i++) u32[base + ((idx + i) & mask)] = objs[off + i]!;
+    }
+    if (!this.sp) {
+      // Earlier producers publish first, so the tail never uncovers an unwritten slot.
+      // A producer that reserved before us has not published yet.
+      for (let spins = 0; Atomics.load(i32, this.prodTail) !== head; spins++) {
+        if (spins > SPINS_BEFORE_YIELD) yieldCpu(i32, this.prodTail);
+      }
+    }
+    Atomics.store(i32, this.prodTail, next);
+    return n;
+  }
+
+  private dequeue(objs: Uint32Array, n: number, off: number, fixed: boolean): number {
+    const i32 = this.i32;
+    let head: number;
+    let next: number;
+    for (;;) {
+      head = this.sc ? i32[this.consHead]! : Atomics.load(i32, this.consHead);
+      let avail = (this.prodTailSeen - head) | 0;
+      if (avail < n || !this.sc) {
+        this.prodTailSeen = Atomics.load(i32, this.prodTail);
+        avail = (this.prodTailSeen - head) | 0;
+      }
+      if (avail < n) {
+        if (fixed || avail <= 0) return 0;
+        n = avail;
+      }
+      next = (head + n) | 0;
+      if (this.sc) {
+        i32[this.consHead] = next;
+        break;
+      }
+      if (Atomics.compareExchange(i32, this.consHead, head, next) === head) break;
+    }
+    const u32 = this.u32;
+    const mask = this.mask;
+    const base = this.slots;
+    const idx = head & mask;
+    if (idx + n <= this.size) {
+      for (let i = 0; i < n; i++) objs[off + i] = u32[base + idx + i]!;
+    } else {
+      for (let i = 0; i < n; i++) objs[off + i] = u32[base + ((idx + i) & mask)]!;
+    }
+    if (!this.sc) {
+      // A consumer that reserved before us has not released yet.
+      for (let spins = 0; Atomics.load(i32, this.consTail) !== head; spins++) {
+        if (spins > SPINS_BEFORE_YIELD) yieldCpu(i32, this.consTail);
+      }
+    }
+    Atomics.store(i32, this.consTail, next);
+    return n;
+  }
+}
+
+/**
+ * With more threads than cores (2 cores here), the thread we wait for may be
+ * descheduled: spinning on would burn our whole time slice. After this many
+ * spins, sleep a few microseconds in the kernel so it can run.
+ */
+const SPINS_BEFORE_YIELD = 512;
+
+function yieldCpu(i32: Int32Array, index: number): void {
+  Atomics.wait(i32, index, Atomics.load(i32, index), 0.005);
+}
+
+export function nextPow2(v: number): number {
+  let p = 1;
+  while (p < v) p *= 2;
+  return p;
+}

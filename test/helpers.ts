@@ -1,0 +1,48 @@
+import type { Worker } from 'node:worker_threads';
+import { Heap } from '../src/mem/heap.js';
+import { Mbufs } from '../src/mem/mbuf.js';
+import { Mempool, type MempoolOptions } from '../src/mem/mempool.js';
+
+/** A small heap, a pool in it and the mbuf ops: what most tests start from. */
+export function setup(pool: Partial<MempoolOptions> = {}, heapSize = 16 << 20) {
+  const heap = Heap.create({ size: heapSize });
+  const mp = Mempool.create(heap, { name: 'test_pool', n: 256, ...pool });
+  const mb = new Mbufs(heap);
+  return { heap, mp, mb };
+}
+
+/** Every test ends with this: all mbufs back in the pool. */
+export function assertFull(...pools: Mempool[]): void {
+  for (const mp of pools) mp.checkLeaks();
+}
+
+/**
+ * Waits for every worker to post its result and exit. A worker that throws,
+ * exits early or outlives `ms` fails the test and all workers are stopped, so
+ * a broken lock-free structure fails instead of hanging the suite.
+ */
+export async function joinWorkers<T = unknown>(workers: Worker[], ms = 120_000): Promise<T[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const results = workers.map(
+    (w, i) =>
+      new Promise<T>((resolve, reject) => {
+        let result: T | undefined;
+        let got = false;
+        w.on('message', (m: T) => {
+          result = m;
+          got = true;
+        });
+        w.once('error', reject);
+        w.once('exit', (code) => (code === 0 && got ? resolve(result as T) : reject(new Error(`worker ${i} exited with code ${code}${got ? '' : ' before reporting'}`))));
+      }),
+  );
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`workers still running after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([Promise.all(results), timeout]);
+  } finally {
+    clearTimeout(timer);
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+}
