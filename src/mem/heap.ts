@@ -71,6 +71,8 @@ export class Heap {
   readonly u16: Uint16Array;
   readonly u32: Uint32Array;
   readonly i32: Int32Array;
+  /** 8-byte slots: one store zeroes two u32 words. */
+  readonly f64: Float64Array;
   /** Byte-order-explicit access at any offset (fastest JS access for packet headers). */
   readonly view: DataView;
   readonly size: number;
@@ -82,6 +84,7 @@ export class Heap {
     this.u16 = new Uint16Array(this.buffer);
     this.u32 = new Uint32Array(this.buffer);
     this.i32 = new Int32Array(this.buffer);
+    this.f64 = new Float64Array(this.buffer);
     this.view = new DataView(this.buffer);
     this.size = this.buffer.byteLength;
   }

@@ -35,6 +35,9 @@ import {
   PKTMBUF_HEADROOM,
   PORT_INVALID,
   W_BUF_ADDR,
+  W_BUF_LEN_POOL,
+  W_DATA_OFF_REFCNT,
+  W_NB_SEGS_PORT,
   W_DIRECT,
   W_HASH,
   W_NEXT,
@@ -42,6 +45,7 @@ import {
   W_OL_FLAGS_HI,
   W_PKT_LEN,
   W_PKT_TYPE,
+  W_RESET_ZERO,
   W_TSO_VLAN_OUTER,
   W_TX_OFFLOAD,
 } from './mbuf-layout.js';
@@ -57,6 +61,7 @@ export class Mbufs {
   readonly u8: Uint8Array;
   readonly u16: Uint16Array;
   readonly u32: Uint32Array;
+  private readonly f64: Float64Array;
   private readonly pools: (Mempool | undefined)[] = new Array<Mempool | undefined>(MAX_POOLS).fill(undefined);
   private readonly pending = new Uint32Array(FREE_PENDING_SZ);
 
@@ -64,6 +69,7 @@ export class Mbufs {
     this.u8 = heap.u8;
     this.u16 = heap.u16;
     this.u32 = heap.u32;
+    this.f64 = heap.f64;
   }
 
   // ---- fields -------------------------------------------------------------
@@ -213,21 +219,17 @@ export class Mbufs {
    * one empty segment, headroom reserved, no flags. Keeps refcnt, buffer and hash.
    */
   reset(h: number): void {
-    const r = h << MBUF_WORD_SHIFT;
     const s = h << H_SHIFT;
-    const u32 = this.u32;
-    u32[r + W_NEXT] = 0;
-    u32[r + W_PKT_LEN] = 0;
-    u32[r + W_TX_OFFLOAD] = 0;
-    u32[r + W_TSO_VLAN_OUTER] = 0;
-    u32[r + W_PKT_TYPE] = 0;
-    u32[r + W_OL_FLAGS] = 0;
-    u32[r + W_OL_FLAGS_HI] &= OlFlagsHi.EXTERNAL;
-    this.u16[s + H_VLAN_TCI] = 0;
+    const keep = this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI]! & OlFlagsHi.EXTERNAL;
+    const d = (h << (MBUF_WORD_SHIFT - 1)) + (W_RESET_ZERO >> 1);
+    this.f64[d] = 0;
+    this.f64[d + 1] = 0;
+    this.f64[d + 2] = 0;
+    this.f64[d + 3] = 0;
+    this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI] = keep;
     this.u16[s + H_NB_SEGS] = 1;
     this.u16[s + H_PORT] = PORT_INVALID;
     this.u16[s + H_DATA_OFF] = Math.min(PKTMBUF_HEADROOM, this.u16[s + H_BUF_LEN]!);
-    this.u16[s + H_DATA_LEN] = 0;
   }
 
   /**
@@ -472,6 +474,32 @@ export class Mbufs {
    * never one put each (the i40e lesson of seed 002).
    */
   freeBulk(objs: Uint32Array, n: number, off = 0): void {
+    // Fast path, the common case on a forwarding lcore: every mbuf is a
+    // direct single segment of one pool, referenced once. Release them in
+    // place and return the caller's array in one putBulk (DPDK's fast free).
+    const u32 = this.u32;
+    const poolWord = n > 0 ? u32[(objs[off]! << MBUF_WORD_SHIFT) + W_BUF_LEN_POOL]! >>> 16 : 0;
+    let i = 0;
+    for (; i < n; i++) {
+      const r = objs[off + i]! << MBUF_WORD_SHIFT;
+      const w0 = u32[r + W_DATA_OFF_REFCNT]!;
+      if (
+        w0 >>> 16 !== 1 || // refcnt
+        (u32[r + W_NB_SEGS_PORT]! & 0xffff) !== 1 ||
+        u32[r + W_NEXT] !== 0 ||
+        (u32[r + W_OL_FLAGS_HI]! & OlFlagsHi.INDIRECT) !== 0 ||
+        u32[r + W_BUF_LEN_POOL]! >>> 16 !== poolWord
+      ) {
+        break;
+      }
+      u32[r + W_DATA_OFF_REFCNT] = w0 & 0xffff; // refcnt 0: back in the pool
+    }
+    if (i > 0) this.poolOf(objs[off]!).putBulk(objs, i, off);
+    if (i < n) this.freeBulkSlow(objs, n - i, off + i);
+  }
+
+  /** freeBulk for chains, clones, shared mbufs and mixed pools: segment by segment. */
+  private freeBulkSlow(objs: Uint32Array, n: number, off: number): void {
     const pending = this.pending;
     let nb = 0;
     let pool: Mempool | undefined;
@@ -479,7 +507,7 @@ export class Mbufs {
       for (let i = 0; i < n; i++) {
         let m = objs[off + i]!;
         while (m !== 0) {
-          const next = this.u32[(m << MBUF_WORD_SHIFT) + W_NEXT]!;
+          const next = this.next(m);
           if (this.prefreeSeg(m) !== 0) {
             const mp = this.poolOf(m);
             if (mp !== pool || nb === FREE_PENDING_SZ) {

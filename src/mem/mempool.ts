@@ -31,16 +31,9 @@ import {
   PORT_INVALID,
   W_BUF_ADDR,
   W_BUF_LEN_POOL,
-  W_DATA_LEN_VLAN,
   W_DATA_OFF_REFCNT,
   W_NB_SEGS_PORT,
-  W_NEXT,
-  W_OL_FLAGS,
-  W_OL_FLAGS_HI,
-  W_PKT_LEN,
-  W_PKT_TYPE,
-  W_TSO_VLAN_OUTER,
-  W_TX_OFFLOAD,
+  W_RESET_ZERO,
 } from './mbuf-layout.js';
 import { Ring } from '../ring/ring.js';
 
@@ -109,6 +102,7 @@ export class Mempool {
   readonly firstHandle: number;
   readonly debug: boolean;
   protected readonly u32: Uint32Array;
+  private readonly f64: Float64Array;
   private readonly ring: Ring;
   private readonly stride: number;
   private readonly arenaBase: number;
@@ -125,6 +119,7 @@ export class Mempool {
     if (u32[w + P_MAGIC] !== MAGIC) throw new ArgError(`mempool: no pool at heap offset ${offset}`);
     this.heap = heap;
     this.u32 = u32;
+    this.f64 = heap.f64;
     this.offset = offset;
     this.id = u32[w + P_ID]!;
     this.size = u32[w + P_N]!;
@@ -321,21 +316,45 @@ export class Mempool {
    * @returns n, or 0 when the pool has fewer than n.
    */
   allocBulk(objs: Uint32Array, n: number, off = 0): number {
-    if (this.getBulk(objs, n, off) === 0) return 0;
     const u32 = this.u32;
-    const first = this.headroom | (1 << 16);
+    const len = this.cacheSize === 0 ? 0 : u32[this.cacheLen]!;
+    if (n <= len) {
+      // Common case: pop from the lcore cache and reset in the same pass.
+      const f64 = this.f64;
+      const top = this.cacheObjs + len - 1;
+      const w0 = this.headroom | (1 << 16);
+      const w1 = 1 | (PORT_INVALID << 16);
+      for (let i = 0; i < n; i++) {
+        const h = u32[top - i]!;
+        objs[off + i] = h;
+        const r = h << MBUF_WORD_SHIFT;
+        u32[r + W_DATA_OFF_REFCNT] = w0;
+        u32[r + W_NB_SEGS_PORT] = w1;
+        const d = (h << (MBUF_WORD_SHIFT - 1)) + (W_RESET_ZERO >> 1);
+        f64[d] = 0;
+        f64[d + 1] = 0;
+        f64[d + 2] = 0;
+        f64[d + 3] = 0;
+      }
+      u32[this.cacheLen] = len - n;
+      return n;
+    }
+    if (this.getBulk(objs, n, off) === 0) return 0;
+    const f64 = this.f64;
+    const w0 = this.headroom | (1 << 16);
+    const w1 = 1 | (PORT_INVALID << 16);
     for (let i = 0; i < n; i++) {
-      const r = objs[off + i]! << MBUF_WORD_SHIFT;
-      u32[r + W_DATA_OFF_REFCNT] = first;
-      u32[r + W_NB_SEGS_PORT] = 1 | (PORT_INVALID << 16);
-      u32[r + W_PKT_LEN] = 0;
-      u32[r + W_DATA_LEN_VLAN] = 0;
-      u32[r + W_PKT_TYPE] = 0;
-      u32[r + W_OL_FLAGS] = 0;
-      u32[r + W_OL_FLAGS_HI] = 0; // pool mbufs are direct and own their buffer: no flag survives
-      u32[r + W_NEXT] = 0;
-      u32[r + W_TX_OFFLOAD] = 0;
-      u32[r + W_TSO_VLAN_OUTER] = 0;
+      const h = objs[off + i]!;
+      const r = h << MBUF_WORD_SHIFT;
+      u32[r + W_DATA_OFF_REFCNT] = w0;
+      u32[r + W_NB_SEGS_PORT] = w1;
+      // Words 2..9 are all zero after a reset: four 8-byte stores of +0.0.
+      // Pool mbufs are direct and own their buffer, so no olFlags bit survives.
+      const d = (h << (MBUF_WORD_SHIFT - 1)) + (W_RESET_ZERO >> 1);
+      f64[d] = 0;
+      f64[d + 1] = 0;
+      f64[d + 2] = 0;
+      f64[d + 3] = 0;
     }
     return n;
   }
@@ -420,6 +439,13 @@ class DebugMempool extends Mempool {
 
   override getBulk(objs: Uint32Array, n: number, off = 0): number {
     if (super.getBulk(objs, n, off) === 0) return 0;
+    for (let i = 0; i < n; i++) this.u8[this.state + objs[off + i]! - this.firstHandle] = 0;
+    return n;
+  }
+
+  override allocBulk(objs: Uint32Array, n: number, off = 0): number {
+    // The fast path pops the cache itself, bypassing getBulk: mark here too.
+    if (super.allocBulk(objs, n, off) === 0) return 0;
     for (let i = 0; i < n; i++) this.u8[this.state + objs[off + i]! - this.firstHandle] = 0;
     return n;
   }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MbufError } from '../../src/errors.js';
 import { Mempool } from '../../src/mem/mempool.js';
-import { OlFlags, OlFlagsHi, PKTMBUF_HEADROOM, PORT_INVALID } from '../../src/mem/mbuf-layout.js';
+import { H_NB_SEGS, H_POOL, H_REFCNT, OlFlags, OlFlagsHi, PKTMBUF_HEADROOM, PORT_INVALID } from '../../src/mem/mbuf-layout.js';
 import { assertFull, setup } from '../helpers.js';
 
 const bytes = (n: number, seed = 1) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 0xff);
@@ -192,10 +192,10 @@ describe('chains', () => {
     const { mp, mb } = setup();
     const a = mp.alloc();
     const b = mp.alloc();
-    mb.u16[(a << 5) + 4] = 0xffff; // pretend a is already at the limit
+    mb.u16[(a << 5) + H_NB_SEGS] = 0xffff; // pretend a is already at the limit
     assert.equal(mb.chain(a, b), -1);
     assert.equal(mb.next(a), 0, 'nothing changed');
-    mb.u16[(a << 5) + 4] = 1;
+    mb.u16[(a << 5) + H_NB_SEGS] = 1;
     mb.free(a);
     mb.free(b);
     assertFull(mp);
@@ -392,8 +392,8 @@ describe('freeBulk', () => {
   it('names a handle that belongs to no pool', () => {
     const { mp, mb } = setup();
     const fake = new Uint32Array([(mp.firstHandle + mp.size + 5000)]);
-    mb.u16[(fake[0]! << 5) + 3] = 1; // looks referenced
-    mb.u16[(fake[0]! << 5) + 25] = 7; // pool id nobody has
+    mb.u16[(fake[0]! << 5) + H_REFCNT] = 1; // looks referenced
+    mb.u16[(fake[0]! << 5) + H_POOL] = 7; // pool id nobody has
     assert.throws(() => mb.freeBulk(fake, 1), /not an mbuf of any pool \(pool id 7\)/);
     assertFull(mp);
   });

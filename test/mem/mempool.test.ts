@@ -163,6 +163,19 @@ describe('Mempool', () => {
       assertFull(mp);
     });
 
+    it('follows mbufs through cache pops and pushes without false alarms', () => {
+      const { mp, mb } = setup({ name: 'dbg', n: 64, cacheSize: 16, debug: true });
+      const burst = new Uint32Array(8);
+      for (let i = 0; i < 50; i++) {
+        assert.equal(mp.allocBulk(burst, 8), 8);
+        mb.freeBulk(burst, 8);
+      }
+      assert.equal(mp.allocBulk(burst, 1), 1);
+      mb.free(burst[0]!);
+      assert.throws(() => mp.put(burst[0]!), /double free/, 'a raw put after free is caught by the state byte');
+      assertFull(mp);
+    });
+
     it('rejects a handle of another pool', () => {
       const { heap, mp } = setup({ name: 'dbg', n: 16, debug: true });
       const other = Mempool.create(heap, { name: 'other', n: 16 });

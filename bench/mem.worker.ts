@@ -1,0 +1,35 @@
+import { workerData, parentPort } from 'node:worker_threads';
+import { benchLoop } from '../src/apps/bench/control.js';
+import { Heap } from '../src/mem/heap.js';
+import { Mbufs } from '../src/mem/mbuf.js';
+import { Mempool } from '../src/mem/mempool.js';
+import type { MemVariant } from './mem.js';
+
+const { ctl, thread, variant } = workerData as { ctl: Int32Array; thread: number; variant: MemVariant };
+const BURST = 32;
+const heap = Heap.create({ size: 64 << 20, lcoreId: 1 });
+const mp = Mempool.create(heap, { name: 'bench_pool', n: 8192, cacheSize: 256 });
+const mb = new Mbufs(heap);
+const burst = new Uint32Array(BURST);
+
+const iters: Record<MemVariant, () => number> = {
+  'get-put-bulk': () => {
+    mp.getBulk(burst, BURST);
+    mp.putBulk(burst, BURST);
+    return BURST;
+  },
+  'alloc-free-bulk': () => {
+    mp.allocBulk(burst, BURST);
+    mb.freeBulk(burst, BURST);
+    return BURST;
+  },
+  'alloc-free-single': () => {
+    mp.allocBulk(burst, BURST);
+    for (let i = 0; i < BURST; i++) mb.free(burst[i]!);
+    return BURST;
+  },
+};
+
+const report = await benchLoop(ctl, thread, iters[variant]);
+mp.checkLeaks();
+parentPort!.postMessage(report);

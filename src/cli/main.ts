@@ -1,0 +1,67 @@
+/**
+ * The `dpkit` command: `dpkit <subcommand> [args]`.
+ * Errors a user can fix (ArgError) print one line and exit 2; anything else
+ * is a bug and prints its stack.
+ */
+import { readFileSync } from 'node:fs';
+import { ArgError, DpkitError } from '../errors.js';
+
+const USAGE = `Usage: dpkit <command> [options]
+
+DPDK's data plane in TypeScript: mbufs, mempools, rings, ports, testpmd.
+
+Commands:
+  bench NAME [--json]   run a benchmark from bench/ (dpkit bench --help)
+  --version, -v         print the version
+  --help, -h            this text
+`;
+
+/** The version in package.json, found by walking up from this file (src/ or dist/src/). */
+export function version(): string {
+  for (let dir = new URL('./', import.meta.url); dir.pathname !== '/'; dir = new URL('../', dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'dpkit' && pkg.version) return pkg.version;
+    } catch {
+      // not here: keep walking up
+    }
+  }
+  return 'unknown';
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case undefined:
+    case '-h':
+    case '--help':
+      process.stdout.write(USAGE);
+      return cmd === undefined ? 2 : 0;
+    case '-v':
+    case '--version':
+      process.stdout.write(`dpkit ${version()}\n`);
+      return 0;
+    case 'bench': {
+      const { benchMain } = await import('../apps/bench/runner.js');
+      return benchMain(rest);
+    }
+    default:
+      throw new ArgError(`unknown command '${cmd}' (try dpkit --help)`);
+  }
+}
+
+export async function run(argv: string[]): Promise<void> {
+  try {
+    process.exitCode = await main(argv);
+  } catch (e) {
+    if (e instanceof ArgError || (e instanceof Error && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`dpkit: ${e.message}\n`);
+      process.exitCode = 2;
+    } else if (e instanceof DpkitError) {
+      process.stderr.write(`dpkit: ${e.message}\n`);
+      process.exitCode = 1;
+    } else {
+      throw e;
+    }
+  }
+}
