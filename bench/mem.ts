@@ -8,11 +8,12 @@ import type { Benchmark } from '../src/apps/bench/types.js';
 
 export type MemVariant = 'get-put-bulk' | 'alloc-free-bulk' | 'alloc-free-single';
 
-const cases: { name: string; variant: MemVariant }[] = [
-  { name: 'mempool getBulk+putBulk 32 (cache 256)', variant: 'get-put-bulk' },
-  { name: 'pktmbuf allocBulk+freeBulk 32 (reset)', variant: 'alloc-free-bulk' },
-  { name: 'pktmbuf allocBulk 32 + free one by one', variant: 'alloc-free-single' },
-];
+const cases: { name: string; variant: MemVariant; datapath: 'wasm' | 'ts' }[] = [
+  { name: 'mempool getBulk+putBulk 32 (cache 256)', variant: 'get-put-bulk', datapath: 'ts' },
+  { name: 'pktmbuf allocBulk+freeBulk 32 (reset), wasm', variant: 'alloc-free-bulk', datapath: 'wasm' },
+  { name: 'pktmbuf allocBulk+freeBulk 32 (reset), ts', variant: 'alloc-free-bulk', datapath: 'ts' },
+  { name: 'pktmbuf allocBulk 32 + free one by one, wasm', variant: 'alloc-free-single', datapath: 'wasm' },
+]; // getBulk/putBulk have no kernel of their own: allocBulk/freeBulk are the per-burst kernels
 
 export const benchmark: Benchmark = {
   name: 'mem',
@@ -20,7 +21,7 @@ export const benchmark: Benchmark = {
   cases: () =>
     cases.map((c) => ({
       name: c.name,
-      params: { variant: c.variant, burst: 32, cache: 256 },
-      threads: () => [{ counted: true, start: (ctl, thread) => startWorker('mem.worker', import.meta.url, { workerData: { ctl, thread, variant: c.variant } }) }],
+      params: { variant: c.variant, datapath: c.datapath, burst: 32, cache: 256 },
+      threads: () => [{ counted: true, start: (ctl, thread) => startWorker('mem.worker', import.meta.url, { workerData: { ctl, thread, variant: c.variant, datapath: c.datapath } }) }],
     })),
 };

@@ -5,12 +5,12 @@ import { Mbufs } from '../src/mem/mbuf.js';
 import { Mempool } from '../src/mem/mempool.js';
 import type { MemVariant } from './mem.js';
 
-const { ctl, thread, variant } = workerData as { ctl: Int32Array; thread: number; variant: MemVariant };
+const { ctl, thread, variant, datapath } = workerData as { ctl: Int32Array; thread: number; variant: MemVariant; datapath: 'wasm' | 'ts' };
 const BURST = 32;
-const heap = Heap.create({ size: 64 << 20, lcoreId: 1 });
+const heap = Heap.create({ size: 64 << 20, lcoreId: 1, datapath });
 const mp = Mempool.create(heap, { name: 'bench_pool', n: 8192, cacheSize: 256 });
 const mb = new Mbufs(heap);
-const burst = new Uint32Array(BURST);
+const burst = heap.burst(BURST); // in the heap, so kernels work on it in place
 
 const iters: Record<MemVariant, () => number> = {
   'get-put-bulk': () => {

@@ -23,12 +23,19 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-if (filter.length === 0) {
-  const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit'], { stdio: 'inherit' });
-  if (tsc.status !== 0) {
-    console.error('test: type-check failed');
+function step(what, args) {
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error(`test: ${what} failed`);
     process.exit(1);
   }
+}
+
+// Kernels are rebuilt only when their sources changed; tests need them current.
+step('kernel build', ['scripts/build-kernels.js']);
+if (filter.length === 0) {
+  step('type-check', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit']);
+  step('kernel type-check', ['node_modules/typescript/bin/tsc', '-p', 'src/kernels/as/tsconfig.json', '--noEmit']);
 }
 
 const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...files], { stdio: 'inherit' });

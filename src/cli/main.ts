@@ -3,8 +3,8 @@
  * Errors a user can fix (ArgError) print one line and exit 2; anything else
  * is a bug and prints its stack.
  */
-import { readFileSync } from 'node:fs';
 import { ArgError, DpkitError } from '../errors.js';
+import { version } from '../package.js';
 
 const USAGE = `Usage: dpkit <command> [options]
 
@@ -15,19 +15,6 @@ Commands:
   --version, -v         print the version
   --help, -h            this text
 `;
-
-/** The version in package.json, found by walking up from this file (src/ or dist/src/). */
-export function version(): string {
-  for (let dir = new URL('./', import.meta.url); dir.pathname !== '/'; dir = new URL('../', dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'dpkit' && pkg.version) return pkg.version;
-    } catch {
-      // not here: keep walking up
-    }
-  }
-  return 'unknown';
-}
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;

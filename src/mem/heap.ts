@@ -15,6 +15,7 @@
  *   words POOL_TABLE.. : byte offset of each pool's header, by pool id
  */
 import { ArgError, NoMemError } from '../errors.js';
+import { loadKernels, type Datapath, type Kernels } from '../kernels/kernels.js';
 
 /**
  * Where the heap's bytes come from. The default is a shared WebAssembly.Memory;
@@ -39,7 +40,8 @@ const W_MAGIC = 0;
 const W_SIZE = 1;
 const W_BRK = 2;
 const W_NB_POOLS = 3;
-const POOL_TABLE = 16; // first word of the pool table
+/** First word of the pool table. */
+export const POOL_TABLE = 16;
 /** Pool ids fit in the mbuf record's u16 `pool` field; 240 keeps the table inside the header. */
 export const MAX_POOLS = 240;
 /** Bytes before the first memzone; also makes offset 0 (NULL) never a valid object. */
@@ -62,6 +64,8 @@ export interface HeapOptions {
   /** The lcore this thread runs as: selects its per-lcore mempool caches. Default 0 (main). */
   lcoreId?: number;
   provider?: MemoryProvider;
+  /** 'wasm' (default): per-burst work runs in WebAssembly kernels; 'ts': their TypeScript twins. */
+  datapath?: Datapath;
 }
 
 export class Heap {
@@ -76,8 +80,10 @@ export class Heap {
   /** Byte-order-explicit access at any offset (fastest JS access for packet headers). */
   readonly view: DataView;
   readonly size: number;
+  /** The kernels over this heap, or null on the TypeScript datapath. */
+  readonly kernels: Kernels | null;
 
-  private constructor(provider: HeapDescriptor, readonly lcoreId: number) {
+  private constructor(provider: HeapDescriptor, readonly lcoreId: number, datapath: Datapath) {
     this.buffer = provider.buffer;
     this.memory = provider.memory;
     this.u8 = new Uint8Array(this.buffer);
@@ -87,6 +93,11 @@ export class Heap {
     this.f64 = new Float64Array(this.buffer);
     this.view = new DataView(this.buffer);
     this.size = this.buffer.byteLength;
+    this.kernels = datapath === 'wasm' && this.memory ? loadKernels(this.memory) : null;
+  }
+
+  get datapath(): Datapath {
+    return this.kernels ? 'wasm' : 'ts';
   }
 
   /** Creates a fresh heap (control plane, once). */
@@ -95,7 +106,7 @@ export class Heap {
       throw new ArgError(`heap size ${opts.size}: must be between ${HEADER_SIZE} and ${MAX_HEAP} bytes`);
     }
     const provider = opts.provider ?? wasmMemoryProvider(opts.size);
-    const heap = new Heap(provider, checkLcore(opts.lcoreId ?? 0));
+    const heap = new Heap(provider, checkLcore(opts.lcoreId ?? 0), opts.datapath ?? 'wasm');
     heap.u32[W_MAGIC] = MAGIC;
     heap.u32[W_SIZE] = heap.size >>> 0;
     Atomics.store(heap.i32, W_BRK, HEADER_SIZE);
@@ -104,8 +115,8 @@ export class Heap {
   }
 
   /** Opens a heap made elsewhere (a worker), as lcore `lcoreId`. */
-  static attach(desc: HeapDescriptor, lcoreId: number): Heap {
-    const heap = new Heap(desc, checkLcore(lcoreId));
+  static attach(desc: HeapDescriptor, lcoreId: number, datapath: Datapath = 'wasm'): Heap {
+    const heap = new Heap(desc, checkLcore(lcoreId), datapath);
     if (heap.u32[W_MAGIC] !== MAGIC) throw new ArgError('heap attach: not a dpkit heap (bad magic)');
     return heap;
   }
@@ -131,6 +142,15 @@ export class Heap {
       }
       if (Atomics.compareExchange(this.i32, W_BRK, brk | 0, end | 0) === (brk | 0)) return start >>> 0;
     }
+  }
+
+  /**
+   * A burst array in the heap (`n` handles), so kernels can read and write it
+   * in place. Made once at setup, never per burst.
+   */
+  burst(n: number): Uint32Array {
+    const off = this.reserve(n * 4, CACHE_LINE, 'burst');
+    return new Uint32Array(this.buffer, off, n);
   }
 
   /** Bytes still free for memzones. */

@@ -50,6 +50,7 @@ import {
   W_TX_OFFLOAD,
 } from './mbuf-layout.js';
 import { Mempool } from './mempool.js';
+import type { MbufKernel } from '../kernels/kernels.js';
 
 /** DPDK's RTE_PKTMBUF_FREE_PENDING_SZ: rte_pktmbuf_free_bulk returns mbufs in chunks of this many. */
 export const FREE_PENDING_SZ = 64;
@@ -64,12 +65,16 @@ export class Mbufs {
   private readonly f64: Float64Array;
   private readonly pools: (Mempool | undefined)[] = new Array<Mempool | undefined>(MAX_POOLS).fill(undefined);
   private readonly pending = new Uint32Array(FREE_PENDING_SZ);
+  private readonly kernel: MbufKernel | null;
+  private readonly buffer: ArrayBufferLike;
 
   constructor(readonly heap: Heap) {
     this.u8 = heap.u8;
     this.u16 = heap.u16;
     this.u32 = heap.u32;
     this.f64 = heap.f64;
+    this.buffer = heap.buffer;
+    this.kernel = heap.kernels ? heap.kernels.mbuf : null;
   }
 
   // ---- fields -------------------------------------------------------------
@@ -474,13 +479,32 @@ export class Mbufs {
    * never one put each (the i40e lesson of seed 002).
    */
   freeBulk(objs: Uint32Array, n: number, off = 0): void {
-    // Fast path, the common case on a forwarding lcore: every mbuf is a
-    // direct single segment of one pool, referenced once. Release them in
-    // place and return the caller's array in one putBulk (DPDK's fast free).
+    if (n <= 0) return;
+    const done =
+      this.kernel !== null && objs.buffer === this.buffer
+        ? this.kernel.freeBulk(objs.byteOffset + off * 4, n, this.heap.lcoreId)
+        : this.freeBulkCached(objs, n, off);
+    if (done < n) this.freeBulkSlow(objs, n - done, off + done);
+  }
+
+  /**
+   * The TypeScript twin of the freeBulk kernel (src/kernels/as/mbuf.ts):
+   * frees the leading mbufs that are direct, single-segment, referenced once
+   * and of the first mbuf's pool, straight onto this lcore's cache while it
+   * stays under its flush threshold (DPDK's fast free).
+   * @returns how many it freed; freeBulk frees the rest segment by segment.
+   */
+  freeBulkCached(objs: Uint32Array, n: number, off = 0): number {
     const u32 = this.u32;
-    const poolWord = n > 0 ? u32[(objs[off]! << MBUF_WORD_SHIFT) + W_BUF_LEN_POOL]! >>> 16 : 0;
+    const first = objs[off]!;
+    if (first === 0) return 0; // NULL handles take the general path, which skips them
+    const mp = this.poolOf(first);
+    if (mp.debug) return 0;
+    const m = mp.cacheRoom(n);
+    if (m === 0) return 0;
+    const poolId = mp.id;
     let i = 0;
-    for (; i < n; i++) {
+    for (; i < m; i++) {
       const r = objs[off + i]! << MBUF_WORD_SHIFT;
       const w0 = u32[r + W_DATA_OFF_REFCNT]!;
       if (
@@ -488,14 +512,14 @@ export class Mbufs {
         (u32[r + W_NB_SEGS_PORT]! & 0xffff) !== 1 ||
         u32[r + W_NEXT] !== 0 ||
         (u32[r + W_OL_FLAGS_HI]! & OlFlagsHi.INDIRECT) !== 0 ||
-        u32[r + W_BUF_LEN_POOL]! >>> 16 !== poolWord
+        u32[r + W_BUF_LEN_POOL]! >>> 16 !== poolId
       ) {
         break;
       }
       u32[r + W_DATA_OFF_REFCNT] = w0 & 0xffff; // refcnt 0: back in the pool
     }
-    if (i > 0) this.poolOf(objs[off]!).putBulk(objs, i, off);
-    if (i < n) this.freeBulkSlow(objs, n - i, off + i);
+    if (i > 0) mp.cachePush(objs, i, off);
+    return i;
   }
 
   /** freeBulk for chains, clones, shared mbufs and mixed pools: segment by segment. */

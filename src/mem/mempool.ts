@@ -36,35 +36,37 @@ import {
   W_RESET_ZERO,
 } from './mbuf-layout.js';
 import { Ring } from '../ring/ring.js';
+import type { MbufKernel } from '../kernels/kernels.js';
 
 const MAGIC = 0x4c4f_504d; // "MPOL"
 const P_MAGIC = 0;
 const P_ID = 1;
 const P_N = 2;
 const P_STRIDE = 3;
-const P_HEADROOM = 4;
+export const P_HEADROOM = 4;
 const P_BUF_LEN = 5;
 const P_META_BASE = 6;
 const P_FIRST = 7;
 const P_ARENA = 8;
 const P_RING = 9;
-const P_CACHE_SIZE = 10;
-const P_FLUSH = 11;
-const P_CACHE_BASE = 12;
+export const P_CACHE_SIZE = 10;
+export const P_FLUSH = 11;
+export const P_CACHE_BASE = 12;
 const P_CACHE_STRIDE = 13;
-const P_FLAGS = 14;
+export const P_FLAGS = 14;
 const P_STATE = 15;
 const P_NAME_LEN = 16;
 const NAME_OFF = 128;
 const NAME_MAX = 64;
 const HEADER_BYTES = 256;
-const F_DEBUG = 1;
+export const F_DEBUG = 1;
 
 /** rte_mempool's RTE_MEMPOOL_CACHE_MAX_SIZE. */
 export const MEMPOOL_CACHE_MAX_SIZE = 512;
 /** Handles a cache can hold: a refill brings size + a request of up to size. */
 const CACHE_OBJS = MEMPOOL_CACHE_MAX_SIZE * 2;
-const CACHE_STRIDE = CACHE_LINE + CACHE_OBJS * 4;
+/** Bytes per lcore cache: the length word's cache line, then the handle stack. */
+export const CACHE_STRIDE = CACHE_LINE + CACHE_OBJS * 4;
 /** DPDK's RTE_MBUF_DEFAULT_BUF_SIZE: data room plus headroom. */
 export const MBUF_DEFAULT_BUF_SIZE = MBUF_DEFAULT_DATAROOM + PKTMBUF_HEADROOM;
 
@@ -112,6 +114,9 @@ export class Mempool {
   private readonly cacheObjs: number;
   private readonly cacheBase: number;
   private readonly one = new Uint32Array(1);
+  /** The allocBulk kernel, or null (TypeScript datapath, or a debug pool whose checks live in TypeScript). */
+  private readonly kernel: MbufKernel | null;
+  private readonly buffer: ArrayBufferLike;
 
   protected constructor(heap: Heap, offset: number) {
     const u32 = heap.u32;
@@ -137,6 +142,8 @@ export class Mempool {
     const cache = this.cacheBase + heap.lcoreId * CACHE_STRIDE;
     this.cacheLen = cache >>> 2;
     this.cacheObjs = (cache + CACHE_LINE) >>> 2;
+    this.buffer = heap.buffer;
+    this.kernel = heap.kernels && !this.debug ? heap.kernels.mbuf : null;
   }
 
   /**
@@ -316,47 +323,69 @@ export class Mempool {
    * @returns n, or 0 when the pool has fewer than n.
    */
   allocBulk(objs: Uint32Array, n: number, off = 0): number {
+    const got =
+      this.kernel !== null && objs.buffer === this.buffer
+        ? this.kernel.allocBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n)
+        : this.allocBulkCached(objs, n, off);
+    if (got === n) return n;
+    // The cache is short: refill it through the ring, then reset.
+    if (this.getBulk(objs, n, off) === 0) return 0;
+    for (let i = 0; i < n; i++) this.resetRecord(objs[off + i]!);
+    return n;
+  }
+
+  /**
+   * The TypeScript twin of the allocBulk kernel (src/kernels/as/mbuf.ts):
+   * pops `n` handles from this lcore's cache and resets each in the same pass.
+   * @returns n, or 0 (nothing changed) when the cache holds fewer than n.
+   */
+  allocBulkCached(objs: Uint32Array, n: number, off = 0): number {
     const u32 = this.u32;
     const len = this.cacheSize === 0 ? 0 : u32[this.cacheLen]!;
-    if (n <= len) {
-      // Common case: pop from the lcore cache and reset in the same pass.
-      const f64 = this.f64;
-      const top = this.cacheObjs + len - 1;
-      const w0 = this.headroom | (1 << 16);
-      const w1 = 1 | (PORT_INVALID << 16);
-      for (let i = 0; i < n; i++) {
-        const h = u32[top - i]!;
-        objs[off + i] = h;
-        const r = h << MBUF_WORD_SHIFT;
-        u32[r + W_DATA_OFF_REFCNT] = w0;
-        u32[r + W_NB_SEGS_PORT] = w1;
-        const d = (h << (MBUF_WORD_SHIFT - 1)) + (W_RESET_ZERO >> 1);
-        f64[d] = 0;
-        f64[d + 1] = 0;
-        f64[d + 2] = 0;
-        f64[d + 3] = 0;
-      }
-      u32[this.cacheLen] = len - n;
-      return n;
-    }
-    if (this.getBulk(objs, n, off) === 0) return 0;
-    const f64 = this.f64;
-    const w0 = this.headroom | (1 << 16);
-    const w1 = 1 | (PORT_INVALID << 16);
+    if (n > len) return 0;
+    const top = this.cacheObjs + len - 1;
     for (let i = 0; i < n; i++) {
-      const h = objs[off + i]!;
-      const r = h << MBUF_WORD_SHIFT;
-      u32[r + W_DATA_OFF_REFCNT] = w0;
-      u32[r + W_NB_SEGS_PORT] = w1;
-      // Words 2..9 are all zero after a reset: four 8-byte stores of +0.0.
-      // Pool mbufs are direct and own their buffer, so no olFlags bit survives.
-      const d = (h << (MBUF_WORD_SHIFT - 1)) + (W_RESET_ZERO >> 1);
-      f64[d] = 0;
-      f64[d + 1] = 0;
-      f64[d + 2] = 0;
-      f64[d + 3] = 0;
+      const h = u32[top - i]!;
+      objs[off + i] = h;
+      this.resetRecord(h);
     }
+    u32[this.cacheLen] = len - n;
     return n;
+  }
+
+  /**
+   * rte_pktmbuf_reset for an mbuf of this pool: dataOff = headroom, refcnt 1,
+   * one segment, port invalid; words 2..9 are all zero after a reset, so four
+   * 8-byte stores of +0.0 clear them. Pool mbufs are direct and own their
+   * buffer: no olFlags bit survives.
+   */
+  private resetRecord(h: number): void {
+    const r = h << MBUF_WORD_SHIFT;
+    this.u32[r + W_DATA_OFF_REFCNT] = this.headroom | (1 << 16);
+    this.u32[r + W_NB_SEGS_PORT] = 1 | (PORT_INVALID << 16);
+    const d = (h << (MBUF_WORD_SHIFT - 1)) + (W_RESET_ZERO >> 1);
+    const f64 = this.f64;
+    f64[d] = 0;
+    f64[d + 1] = 0;
+    f64[d + 2] = 0;
+    f64[d + 3] = 0;
+  }
+
+  /** How many of `n` handles this lcore's cache takes before it must flush (0 without a cache). */
+  cacheRoom(n: number): number {
+    if (this.cacheSize === 0) return 0;
+    const len = this.u32[this.cacheLen]!;
+    const room = len < this.flushThresh ? this.flushThresh - len : 0;
+    return n < room ? n : room;
+  }
+
+  /** Pushes `n` handles onto this lcore's cache; the caller checked cacheRoom(). */
+  cachePush(objs: Uint32Array, n: number, off: number): void {
+    const u32 = this.u32;
+    const len = u32[this.cacheLen]!;
+    const dst = this.cacheObjs + len;
+    for (let i = 0; i < n; i++) u32[dst + i] = objs[off + i]!;
+    u32[this.cacheLen] = len + n;
   }
 
   /** One reset mbuf, or 0 when the pool is empty (rte_pktmbuf_alloc). */

@@ -17,6 +17,9 @@ declare namespace WebAssembly {
   class Module {
     constructor(bytes: BufferSource);
   }
+  class Global {
+    value: number;
+  }
   class Instance {
     constructor(module: Module, imports?: Record<string, Record<string, unknown>>);
     readonly exports: Record<string, unknown>;

@@ -1,0 +1,27 @@
+// The shared-memory layout the kernels work on, in bytes. It mirrors the
+// TypeScript side (heap.ts, mempool.ts, mbuf-layout.ts); test/kernels checks
+// every value against it through the exported `layout*` globals.
+
+/** Byte offset of the heap's pool table (heap.ts POOL_TABLE words). */
+export const HEAP_POOL_TABLE: u32 = 16 * 4;
+
+/** Pool header fields (mempool.ts P_* words). */
+export const POOL_HEADROOM: u32 = 4 * 4;
+export const POOL_CACHE_SIZE: u32 = 10 * 4;
+export const POOL_FLUSH: u32 = 11 * 4;
+export const POOL_CACHE_BASE: u32 = 12 * 4;
+export const POOL_FLAGS: u32 = 14 * 4;
+export const POOL_F_DEBUG: u32 = 1;
+/** One lcore's cache: the length word, then from CACHE_OBJS the handle stack. */
+export const CACHE_STRIDE: u32 = 64 + 1024 * 4;
+export const CACHE_OBJS: u32 = 64;
+
+/** Mbuf record (mbuf-layout.ts), 64 bytes, at handle << 6. */
+export const MBUF_SHIFT: u32 = 6;
+export const M_DATA_OFF_REFCNT: u32 = 0;
+export const M_NB_SEGS_PORT: u32 = 4;
+export const M_OL_FLAGS_HI: u32 = 20;
+export const M_NEXT: u32 = 28;
+export const M_BUF_LEN_POOL: u32 = 48;
+export const OL_HI_INDIRECT: u32 = 1 << 30;
+export const PORT_INVALID: u32 = 0xffff;

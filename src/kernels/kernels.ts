@@ -1,0 +1,59 @@
+/**
+ * The WebAssembly kernels: per-burst work that runs on the heap's shared
+ * memory in place (DESIGN §7). Each thread instantiates them once over its
+ * heap; each kernel keeps a TypeScript twin in the module that calls it, and
+ * `datapath: 'ts'` runs the twins alone (to measure what wasm buys).
+ */
+import { readFileSync } from 'node:fs';
+import { DpkitError } from '../errors.js';
+import { packageRoot } from '../package.js';
+
+/** Which implementation a thread's data path uses. */
+export type Datapath = 'wasm' | 'ts';
+
+export interface MbufKernel {
+  /** See src/kernels/as/mbuf.ts. Offsets are heap byte offsets. */
+  allocBulk(pool: number, lcore: number, objs: number, n: number): number;
+  freeBulk(objs: number, n: number, lcore: number): number;
+}
+
+export interface Kernels {
+  readonly mbuf: MbufKernel;
+  /** Layout values the kernels were compiled with, checked by tests against the TypeScript side. */
+  readonly layout: Readonly<Record<string, number>>;
+}
+
+/** The kernels could not be loaded: not built, or built for another layout. */
+export class KernelError extends DpkitError {
+  constructor(message: string) {
+    super('EKERNEL', message);
+  }
+}
+
+const modules = new Map<string, WebAssembly.Module>();
+
+function compile(name: string): WebAssembly.Module {
+  let mod = modules.get(name);
+  if (!mod) {
+    const file = new URL(`build/kernels/${name}.wasm`, packageRoot());
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch {
+      throw new KernelError(`kernel ${name}: ${file.pathname} not found: run \`npm run build\` (or use datapath ts)`);
+    }
+    mod = new WebAssembly.Module(bytes);
+    modules.set(name, mod);
+  }
+  return mod;
+}
+
+/** Instantiates every kernel over `memory` (synchronous: the modules are tiny). */
+export function loadKernels(memory: WebAssembly.Memory): Kernels {
+  const mbuf = new WebAssembly.Instance(compile('mbuf'), { env: { memory } }).exports;
+  const layout: Record<string, number> = {};
+  for (const [k, v] of Object.entries(mbuf)) {
+    if (k.startsWith('layout')) layout[k] = (v as { value: number }).value;
+  }
+  return { mbuf: mbuf as unknown as MbufKernel, layout };
+}

@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Heap, POOL_TABLE } from '../../src/mem/heap.js';
+import { Mbufs } from '../../src/mem/mbuf.js';
+import { H_NB_SEGS, MBUF_SHIFT, OlFlagsHi, PORT_INVALID, W_BUF_LEN_POOL, W_DATA_OFF_REFCNT, W_NB_SEGS_PORT, W_NEXT, W_OL_FLAGS_HI } from '../../src/mem/mbuf-layout.js';
+import { CACHE_STRIDE, F_DEBUG, Mempool, P_CACHE_BASE, P_CACHE_SIZE, P_FLAGS, P_FLUSH, P_HEADROOM } from '../../src/mem/mempool.js';
+import { Ring } from '../../src/ring/ring.js';
+import { assertFull } from '../helpers.js';
+
+describe('mbuf kernel', () => {
+  it('was compiled for the layout the TypeScript side uses', () => {
+    const heap = Heap.create({ size: 1 << 20 });
+    assert.ok(heap.kernels, 'wasm datapath by default');
+    assert.deepEqual(heap.kernels.layout, {
+      layoutHeapPoolTable: POOL_TABLE * 4,
+      layoutPoolHeadroom: P_HEADROOM * 4,
+      layoutPoolCacheSize: P_CACHE_SIZE * 4,
+      layoutPoolFlush: P_FLUSH * 4,
+      layoutPoolCacheBase: P_CACHE_BASE * 4,
+      layoutPoolFlags: P_FLAGS * 4,
+      layoutPoolFDebug: F_DEBUG,
+      layoutCacheStride: CACHE_STRIDE,
+      layoutCacheObjs: 64,
+      layoutMbufShift: MBUF_SHIFT,
+      layoutMDataOffRefcnt: W_DATA_OFF_REFCNT * 4,
+      layoutMNbSegsPort: W_NB_SEGS_PORT * 4,
+      layoutMOlFlagsHi: W_OL_FLAGS_HI * 4,
+      layoutMNext: W_NEXT * 4,
+      layoutMBufLenPool: W_BUF_LEN_POOL * 4,
+      layoutOlHiIndirect: OlFlagsHi.INDIRECT,
+      layoutPortInvalid: PORT_INVALID,
+    });
+  });
+
+  it('leaves the heap byte for byte as its TypeScript twin does, over random bursts', () => {
+    // Two identical heaps, one per datapath, driven by the same random script.
+    const make = (datapath: 'wasm' | 'ts') => {
+      const heap = Heap.create({ size: 8 << 20, datapath });
+      const mp = Mempool.create(heap, { name: 'twin', n: 600, cacheSize: 64 });
+      const clones = Mempool.create(heap, { name: 'clones', n: 64, cacheSize: 8 });
+      const mb = new Mbufs(heap);
+      const bursts = [heap.burst(128), heap.burst(128)];
+      const held: number[] = [];
+      return { heap, mp, clones, mb, bursts, held };
+    };
+    const sides = [make('wasm'), make('ts')];
+    assert.equal(sides[0]!.heap.datapath, 'wasm');
+    assert.equal(sides[1]!.heap.datapath, 'ts');
+    const mpA = sides[0]!.mp;
+    const ring = Ring.attach(sides[0]!.heap, { offset: mpA.heap.u32[(mpA.offset >>> 2) + 9]!, name: 'r' });
+    // Regions to compare: records of both pools, the main lcore's caches, the rings.
+    const regions: [number, number][] = [];
+    for (const mp of [sides[0]!.mp, sides[0]!.clones]) {
+      const w = mp.offset >>> 2;
+      regions.push([mp.firstHandle << MBUF_SHIFT, mp.size << MBUF_SHIFT]);
+      regions.push([mp.heap.u32[w + P_CACHE_BASE]!, CACHE_STRIDE]);
+      regions.push([mp.heap.u32[w + 9]!, Ring.memSize(ring.size)]);
+    }
+    let rng = 42;
+    const rand = (n: number) => {
+      rng = (Math.imul(rng, 1103515245) + 12345) & 0x7fffffff;
+      return rng % n;
+    };
+    let kernelAllocs = 0;
+    for (let step = 0; step < 3000; step++) {
+      const op = rand(10);
+      const n = 1 + rand(op < 2 ? 128 : 48);
+      const shuffleSeed = rand(1000);
+      for (const s of sides) {
+        const b = s.bursts[0]!;
+        if (op < 5) {
+          // Allocate, sometimes chain pairs, sometimes clone, and hold.
+          const got = s.mp.allocBulk(b, n);
+          if (got === 0) continue;
+          for (let i = 0; i < n; i++) {
+            s.mb.append(b[i]!, 60 + ((i * 7 + step) % 200));
+            s.mb.setPort(b[i]!, i & 3);
+          }
+          for (let i = 0; i + 1 < n; i += 2) if ((shuffleSeed + i) % 9 === 0) s.mb.chain(b[i]!, b[i + 1]!), (b[i + 1] = 0);
+          for (let i = 0; i < n; i++) {
+            const h = b[i]!;
+            if (h === 0) continue;
+            s.held.push(h);
+            if ((shuffleSeed + i) % 13 === 0) {
+              const c = s.mb.clone(h, s.clones);
+              if (c !== 0) s.held.push(c);
+            }
+          }
+        } else {
+          // Free a burst of held packets, in a seed-dependent order, some NULLs in it.
+          const k = Math.min(n, s.held.length);
+          for (let i = 0; i < k; i++) {
+            const j = (shuffleSeed * 31 + i * 17) % s.held.length;
+            b[i] = s.held[j]!;
+            s.held[j] = s.held[s.held.length - 1]!;
+            s.held.pop();
+          }
+          // Sometimes a NULL at the end, which rte_pktmbuf_free_bulk skips.
+          const withNull = shuffleSeed % 11 === 0 ? 1 : 0;
+          b[k] = 0;
+          s.mb.freeBulk(b, k + withNull);
+        }
+      }
+      if (op < 5) kernelAllocs++;
+      for (const [off, len] of regions) {
+        const a = sides[0]!.heap.u8.subarray(off, off + len);
+        const t = sides[1]!.heap.u8.subarray(off, off + len);
+        if (Buffer.compare(a, t) !== 0) assert.fail(`step ${step} (op ${op}, n ${n}): heaps differ in region at ${off}`);
+      }
+      assert.deepEqual(sides[0]!.held, sides[1]!.held);
+    }
+    assert.ok(kernelAllocs > 1000);
+    for (const s of sides) {
+      for (const h of s.held) s.mb.free(h);
+      assertFull(s.mp, s.clones);
+    }
+  });
+
+  it('is only used for bursts that live in the heap; other arrays take the TypeScript path', () => {
+    const heap = Heap.create({ size: 4 << 20 });
+    const mp = Mempool.create(heap, { name: 'p', n: 256, cacheSize: 32 });
+    const mb = new Mbufs(heap);
+    const outside = new Uint32Array(16);
+    const inside = heap.burst(16);
+    for (let i = 0; i < 100; i++) {
+      assert.equal(mp.allocBulk(i & 1 ? inside : outside, 16), 16);
+      mb.freeBulk(i & 1 ? inside : outside, 16);
+    }
+    assertFull(mp);
+  });
+
+  it('lets a wasm lcore and a TypeScript lcore share one pool', () => {
+    const heap = Heap.create({ size: 4 << 20 });
+    const mp = Mempool.create(heap, { name: 'mixed', n: 512, cacheSize: 32 });
+    const ts = Heap.attach(heap.descriptor(), 1, 'ts');
+    const mpTs = Mempool.attach(ts, mp.descriptor());
+    const mbW = new Mbufs(heap);
+    const mbT = new Mbufs(ts);
+    const bw = heap.burst(32);
+    const bt = ts.burst(32);
+    for (let i = 0; i < 200; i++) {
+      assert.equal(mp.allocBulk(bw, 32), 32);
+      assert.equal(mpTs.allocBulk(bt, 32), 32);
+      // Cross over: each lcore frees what the other allocated.
+      mbT.freeBulk(bw, 32);
+      mbW.freeBulk(bt, 32);
+      assert.equal(mbW.nbSegs(bw[0]!), 1);
+      assert.equal(heap.u16[(bw[0]! << 5) + H_NB_SEGS], 1);
+    }
+    assertFull(mp);
+  });
+});
