@@ -32,7 +32,6 @@ import {
   MBUF_SHIFT,
   MBUF_WORD_SHIFT,
   OlFlagsHi,
-  PKTMBUF_HEADROOM,
   PORT_INVALID,
   W_BUF_ADDR,
   W_BUF_LEN_POOL,
@@ -234,7 +233,7 @@ export class Mbufs {
     this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI] = keep;
     this.u16[s + H_NB_SEGS] = 1;
     this.u16[s + H_PORT] = PORT_INVALID;
-    this.u16[s + H_DATA_OFF] = Math.min(PKTMBUF_HEADROOM, this.u16[s + H_BUF_LEN]!);
+    this.u16[s + H_DATA_OFF] = Math.min(this.poolOf(h).headroom, this.u16[s + H_BUF_LEN]!);
   }
 
   /**

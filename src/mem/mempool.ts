@@ -78,6 +78,11 @@ export interface MempoolOptions {
   cacheSize?: number;
   /** Buffer bytes including headroom (DPDK's data_room_size). Default 2176. */
   dataRoomSize?: number;
+  /**
+   * Bytes reserved before the data of a fresh mbuf (RTE_PKTMBUF_HEADROOM, a
+   * build constant in DPDK). Default 128, or the whole buffer when smaller.
+   */
+  headroom?: number;
   /** Catch double free, foreign handles and leaks with names (RTE_LIBRTE_MBUF_DEBUG). */
   debug?: boolean;
 }
@@ -181,7 +186,10 @@ export class Mempool {
 
     const u32 = heap.u32;
     const w = offset >>> 2;
-    const headroom = Math.min(PKTMBUF_HEADROOM, bufLen);
+    const headroom = opts.headroom ?? Math.min(PKTMBUF_HEADROOM, bufLen);
+    if (!Number.isInteger(headroom) || headroom < 0 || headroom > bufLen) {
+      throw new ArgError(`mempool ${name}: headroom ${headroom} must be in [0, data room size ${bufLen}]`);
+    }
     u32[w + P_ID] = id;
     u32[w + P_N] = n;
     u32[w + P_STRIDE] = stride;

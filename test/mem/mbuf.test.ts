@@ -86,6 +86,22 @@ describe('pktmbuf alloc and reset', () => {
     assertFull(mp);
   });
 
+  it('reserves the headroom the pool was created with, also on reset', () => {
+    const { mp, mb } = setup({ headroom: 64, dataRoomSize: 1088 });
+    const h = mp.alloc();
+    assert.equal(mb.headroom(h), 64);
+    assert.equal(mb.tailroom(h), 1024);
+    mb.write(h, bytes(10));
+    mb.reset(h);
+    assert.equal(mb.dataOff(h), 64);
+    mb.free(h);
+    assertFull(mp);
+  });
+
+  it('refuses a headroom larger than the buffer', () => {
+    assert.throws(() => setup({ headroom: 300, dataRoomSize: 256 }), /headroom 300 must be in \[0, data room size 256\]/);
+  });
+
   it('honours the data room size: a small buffer gets a small headroom', () => {
     const { mp, mb } = setup({ dataRoomSize: 100 });
     const h = mp.alloc();
