@@ -303,15 +303,12 @@ export class Mempool {
       this.ringPut(objs, n, off);
       return;
     }
-    const u32 = this.u32;
-    let len = u32[this.cacheLen]!;
+    const len = this.u32[this.cacheLen]!;
     if (len + n > this.flushThresh) {
-      this.ringPut(u32, len, this.cacheObjs);
-      len = 0;
+      this.ringPut(this.u32, len, this.cacheObjs);
+      this.u32[this.cacheLen] = 0;
     }
-    const dst = this.cacheObjs + len;
-    for (let i = 0; i < n; i++) u32[dst + i] = objs[off + i]!;
-    u32[this.cacheLen] = len + n;
+    this.cachePush(objs, n, off);
   }
 
   /** One handle, or 0 when the pool is empty (rte_mempool_get). */
@@ -387,7 +384,7 @@ export class Mempool {
     return n < room ? n : room;
   }
 
-  /** Pushes `n` handles onto this lcore's cache; the caller checked cacheRoom(). */
+  /** Pushes `n` handles onto this lcore's cache; the caller made room (cacheRoom(), or a flush). */
   cachePush(objs: Uint32Array, n: number, off: number): void {
     const u32 = this.u32;
     const len = u32[this.cacheLen]!;
