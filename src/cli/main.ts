@@ -11,7 +11,8 @@ const USAGE = `Usage: dpkit <command> [options]
 DPDK's data plane in TypeScript: mbufs, mempools, rings, ports, testpmd.
 
 Commands:
-  bench NAME [--json]   run a benchmark from bench/ (dpkit bench --help)
+  testpmd [EAL opts] -- [opts]   DPDK's testpmd (dpkit testpmd --help); alone: io on two net_null ports
+  bench NAME [--json]            run a benchmark from bench/ (dpkit bench --help)
   --version, -v         print the version
   --help, -h            this text
 `;
@@ -28,6 +29,10 @@ export async function main(argv: string[]): Promise<number> {
     case '--version':
       process.stdout.write(`dpkit ${version()}\n`);
       return 0;
+    case 'testpmd': {
+      const { testpmdMain } = await import('../apps/testpmd/main.js');
+      return testpmdMain(rest);
+    }
     case 'bench': {
       const { benchMain } = await import('../apps/bench/runner.js');
       return benchMain(rest);

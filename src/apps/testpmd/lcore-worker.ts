@@ -1,0 +1,84 @@
+/**
+ * A testpmd forwarding lcore (run_pkt_fwd_on_lcore): re-opens its streams'
+ * queues from their descriptors, then runs the engine over every stream in
+ * turn until the stop flag is set. Optionally first sends `txFirst` bursts of
+ * txonly packets on every stream (`start tx_first`). On exit it returns its
+ * mempool cache to the shared ring, so the pool is full once ports drain.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { drivers } from '../../drivers/index.js';
+import type { QueueDescriptor } from '../../ethdev/driver.js';
+import type { Datapath } from '../../kernels/kernels.js';
+import { CTL_STOP } from '../../lcore/launcher.js';
+import { Heap, type HeapDescriptor } from '../../mem/heap.js';
+import { Mbufs } from '../../mem/mbuf.js';
+import { Mempool } from '../../mem/mempool.js';
+import type { FwdConfig, FwdContext, FwdStream } from './fwd/engine.js';
+import { MAX_PKT_BURST } from './fwd/engine.js';
+import { engines } from './fwd/index.js';
+import { txonly } from './fwd/txonly.js';
+
+/** One stream as the main thread describes it to the lcore. */
+export interface StreamJob {
+  rxPort: number;
+  rxQueue: number;
+  txPort: number;
+  txQueue: number;
+  rxq: QueueDescriptor;
+  txq: QueueDescriptor;
+  stats: number;
+  txMac: Uint8Array;
+  peerMac: Uint8Array;
+}
+
+export interface LcoreJob {
+  heap: HeapDescriptor;
+  datapath: Datapath;
+  pool: number;
+  engine: string;
+  config: FwdConfig;
+  streams: StreamJob[];
+  txFirst: number;
+}
+
+/** How often (in passes over all streams) the loop looks at the stop flag. */
+const STOP_CHECK_EVERY = 64;
+
+const { ctl, lcoreId, job } = workerData as { ctl: Int32Array; lcoreId: number; job: LcoreJob };
+const heap = Heap.attach(job.heap, lcoreId, job.datapath);
+const pool = Mempool.attach(heap, { offset: job.pool });
+const spec = (d: QueueDescriptor) => {
+  const s = drivers.get(d.driver);
+  if (!s) throw new Error(`no driver ${d.driver} to open a queue`);
+  return s;
+};
+const streams: FwdStream[] = job.streams.map((s) => ({
+  rxPort: s.rxPort,
+  rxQueue: s.rxQueue,
+  txPort: s.txPort,
+  txQueue: s.txQueue,
+  rxq: spec(s.rxq).openRxQueue(heap, s.rxq),
+  txq: spec(s.txq).openTxQueue(heap, s.txq),
+  stats: s.stats,
+  txMac: s.txMac,
+  peerMac: s.peerMac,
+}));
+const ctx: FwdContext = { heap, mb: new Mbufs(heap), pool, burst: heap.burst(MAX_PKT_BURST), config: job.config };
+const factory = engines.get(job.engine);
+if (!factory) throw new Error(`unknown forwarding mode ${job.engine}`);
+const engine = factory(ctx);
+
+if (job.txFirst > 0) {
+  const first = txonly(ctx);
+  for (let k = 0; k < job.txFirst; k++) for (const fs of streams) first.fwd(fs);
+}
+
+const nb = streams.length;
+for (let pass = 0; ; pass++) {
+  for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
+  if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;
+}
+
+// Every pool this lcore touched hands its cached mbufs back.
+for (let id = 0; id < heap.nbPools; id++) Mempool.byId(heap, id)?.flushCache();
+parentPort!.postMessage({ lcoreId, done: true });

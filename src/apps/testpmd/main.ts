@@ -1,0 +1,98 @@
+/**
+ * `dpkit testpmd`: the command-line front of testpmd. Without -i it
+ * forwards until Enter, SIGINT, SIGTERM or --duration, printing periodic
+ * port statistics with --stats-period, then the final forward statistics.
+ * With -i it runs the interactive shell (shell.ts).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ArgError } from '../../errors.js';
+import { parseTestpmdArgs, TESTPMD_USAGE } from './options.js';
+import { runShell } from './shell.js';
+import { Testpmd } from './testpmd.js';
+
+export async function testpmdMain(argv: string[]): Promise<number> {
+  if (argv.includes('-h') || argv.includes('--help')) {
+    process.stdout.write(TESTPMD_USAGE);
+    return 0;
+  }
+  let opts;
+  try {
+    opts = parseTestpmdArgs(argv);
+  } catch (e) {
+    if (e instanceof Error && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS')) {
+      throw new ArgError(`testpmd: ${e.message}\n\n${TESTPMD_USAGE}`);
+    }
+    throw e;
+  }
+  // With --json, stdout carries only the JSON; everything else goes to stderr.
+  const out = opts.json ? process.stderr : process.stdout;
+  const log = (line: string) => out.write(line + '\n');
+  for (const n of opts.notes) process.stderr.write(`testpmd: ${n}\n`);
+
+  const pmd = new Testpmd(opts, log);
+  if (opts.interactive) return runShell(pmd, log);
+
+  log('No commandline core given, start packet forwarding');
+  const started = performance.now();
+  pmd.start(opts.txFirst ? 1 : 0);
+
+  let reason = '';
+  const stopped = new Promise<void>((resolve) => {
+    const onSignal = (sig: NodeJS.Signals) => {
+      reason = `\nSignal ${sig === 'SIGINT' ? 2 : 15} received, preparing to exit...`;
+      resolve();
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    if (process.stdin.isTTY) {
+      log('Press enter to exit');
+      process.stdin.on('data', (d: Buffer) => d.includes(10) && resolve());
+    }
+    if (opts.duration > 0) setTimeout(resolve, opts.duration * 1000).unref();
+  });
+
+  let periodic: NodeJS.Timeout | undefined;
+  if (opts.statsPeriod > 0) {
+    pmd.portStatsText(); // sets the "since last show" baseline
+    periodic = setInterval(() => {
+      const clear = out.isTTY ? '\x1b[2J\x1b[1;1H' : '';
+      log(`${clear}\nPort statistics ====================================\n${pmd.portStatsText()}`);
+    }, opts.statsPeriod * 1000);
+  }
+
+  let failure: unknown;
+  await Promise.race([stopped, pmd.failed().catch((e: unknown) => (failure = e))]);
+  clearInterval(periodic);
+  process.stdin.pause();
+  if (reason) log(reason);
+  const seconds = (performance.now() - started) / 1000;
+  let text = '';
+  try {
+    text = await pmd.stop();
+  } catch (e) {
+    failure ??= e;
+  }
+  if (failure) {
+    pmd.close();
+    throw failure;
+  }
+  log(text);
+  if (opts.json) {
+    const { ports, total } = pmd.fwdStats();
+    const json = {
+      forwardMode: pmd.forwardMode,
+      datapath: pmd.heap.datapath,
+      seconds,
+      burst: pmd.config.burst,
+      ports: [...ports].map(([port, s]) => ({ port, ...s, nic: pmd.ethdev.stats(port) })),
+      total,
+      mpps: { rx: total.rxPackets / seconds / 1e6, tx: total.txPackets / seconds / 1e6 },
+    };
+    process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+  }
+  log('');
+  pmd.close();
+  log('\nBye...');
+  await sleep(0);
+  return 0;
+}

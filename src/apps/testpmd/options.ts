@@ -1,0 +1,310 @@
+/**
+ * testpmd's command line: EAL options, `--`, then testpmd's own options, as
+ * DPDK's. EAL options dpkit has no use for (hugepages, PCI, memory, file
+ * prefix, …) are accepted with a one-line note so a pasted command runs.
+ */
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { ArgError } from '../../errors.js';
+import { parseMac } from '../../net/ether.js';
+import { MAX_PKT_BURST } from './fwd/engine.js';
+
+export type PortTopology = 'paired' | 'chained' | 'loop';
+
+export interface TestpmdOptions {
+  /** Lcore ids from -l / --lcores, main lcore first. */
+  lcores: number[];
+  mainLcore: number;
+  vdevs: string[];
+  interactive: boolean;
+  autoStart: boolean;
+  forwardMode: string;
+  nbCores: number;
+  rxq: number;
+  txq: number;
+  rxd: number;
+  txd: number;
+  burst: number;
+  mbcache: number;
+  mbufSize: number;
+  totalNumMbufs: number;
+  txPkts: number[];
+  txFreeThresh: number;
+  txRsThresh: number;
+  statsPeriod: number;
+  ethPeers: Map<number, Uint8Array>;
+  portTopology: PortTopology;
+  txFirst: boolean;
+  txOnlyMultiFlow: boolean;
+  flowgenFlows: number;
+  txIp: [number, number] | undefined;
+  txUdp: [number, number] | undefined;
+  /** dpkit: forward for this many seconds, then print the final statistics and exit. */
+  duration: number;
+  /** dpkit: final statistics as JSON on stdout. */
+  json: boolean;
+  /** dpkit: 'wasm' (default) or 'ts' for the TypeScript twins of the kernels. */
+  datapath: 'wasm' | 'ts';
+  /** One line each: options accepted for compatibility that change nothing here. */
+  notes: string[];
+}
+
+export const TESTPMD_USAGE = `Usage: dpkit testpmd [EAL options] -- [testpmd options]
+
+EAL options:
+  -l CORELIST            lcores to use, e.g. 0-1 (first is the main lcore)
+  --lcores MAP           lcore map, e.g. 0@0,1@1,2@0 (CPU placement is noted, not applied)
+  --main-lcore ID        main lcore (default: the first)
+  --vdev DEVARGS         add a virtual device (repeatable): net_null0,size=64  net_ring0
+  --no-huge --no-pci -m MB -n N --file-prefix P --log-level L --in-memory
+                         accepted for compatibility; they change nothing here
+
+testpmd options:
+  -i, --interactive      interactive prompt
+  -a, --auto-start       start forwarding at once (with -i)
+  --forward-mode=MODE    io mac macswap 5tswap rxonly txonly flowgen icmpecho csum
+  --nb-cores=N           forwarding lcores (default 1)
+  --rxq=N --txq=N        queues per port (default 1)
+  --rxd=N --txd=N        descriptors per queue (default: the driver's)
+  --burst=N              packets per burst (default 32, max 512)
+  --mbcache=N            mempool cache per lcore (default 250)
+  --mbuf-size=N          mbuf data room incl. headroom (default 2176)
+  --total-num-mbufs=N    mbufs in the pool (default: testpmd's formula)
+  --txpkts=A[,B...]      segment lengths of generated packets (default 64)
+  --txfreet=N --txrst=N  tx free / RS-bit thresholds
+  --stats-period=S       print port statistics every S seconds
+  --eth-peer=P,MAC       peer address of port P (repeatable)
+  --port-topology=T      paired (default), chained or loop
+  --tx-first             send a burst of txonly packets before forwarding
+  --txonly-multi-flow    vary the source address of generated packets
+  --flowgen-flows=N      flows for flowgen (default 1024)
+  --tx-ip=SRC,DST        addresses of generated packets
+  --tx-udp=SRC[,DST]     UDP ports of generated packets
+dpkit options:
+  --duration=S           forward S seconds, print the final statistics, exit
+  --json                 final statistics as JSON on stdout (messages go to stderr)
+  --datapath=wasm|ts     WebAssembly kernels (default) or their TypeScript twins
+`;
+
+const EAL_IGNORED = ['no-huge', 'no-pci', 'in-memory', 'no-shconf', 'no-telemetry'] as const;
+const EAL_IGNORED_VALUE = ['m', 'n', 'file-prefix', 'log-level', 'socket-mem', 'proc-type', 'huge-dir', 'iova-mode', 'a', 'b'] as const;
+const TESTPMD_IGNORED = ['no-flush-rx', 'record-core-cycles', 'record-burst-stats', 'no-lsc-interrupt', 'no-rmv-interrupt', 'disable-device-start'] as const;
+
+export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
+  const sep = argv.indexOf('--');
+  const eal = sep >= 0 ? argv.slice(0, sep) : argv;
+  const app = sep >= 0 ? argv.slice(sep + 1) : [];
+  const notes: string[] = [];
+
+  const e = parseEal(eal);
+
+  for (const k of [...EAL_IGNORED, ...EAL_IGNORED_VALUE]) {
+    if (e[k] !== undefined) notes.push(`EAL option ${k.length === 1 ? '-' : '--'}${k} accepted and ignored: dpkit needs no hugepages, PCI or EAL files`);
+  }
+
+  let lcores: number[];
+  if (typeof e['lcores'] === 'string') {
+    const parsed = parseLcoreMap(e['lcores']);
+    lcores = parsed.lcores;
+    if (parsed.pinned) notes.push(`--lcores ${e['lcores']}: CPU placement noted, not applied (no affinity without the native shim)`);
+  } else if (typeof e['l'] === 'string') {
+    lcores = parseCoreList(e['l'], '-l');
+  } else {
+    lcores = range(0, availableParallelism() - 1);
+  }
+  let mainLcore = lcores[0]!;
+  if (typeof e['main-lcore'] === 'string') {
+    mainLcore = int('--main-lcore', e['main-lcore'], 0, 127);
+    if (!lcores.includes(mainLcore)) throw new ArgError(`--main-lcore ${mainLcore} is not in the lcore list ${lcores.join(',')}`);
+  }
+
+  const a = parseArgs({
+    args: app,
+    allowPositionals: false,
+    strict: true,
+    options: {
+      interactive: { type: 'boolean', short: 'i' },
+      'auto-start': { type: 'boolean', short: 'a' },
+      'forward-mode': { type: 'string' },
+      'nb-cores': { type: 'string' },
+      rxq: { type: 'string' },
+      txq: { type: 'string' },
+      rxd: { type: 'string' },
+      txd: { type: 'string' },
+      burst: { type: 'string' },
+      mbcache: { type: 'string' },
+      'mbuf-size': { type: 'string' },
+      'total-num-mbufs': { type: 'string' },
+      txpkts: { type: 'string' },
+      txfreet: { type: 'string' },
+      txrst: { type: 'string' },
+      'stats-period': { type: 'string' },
+      'eth-peer': { type: 'string', multiple: true },
+      'port-topology': { type: 'string' },
+      'tx-first': { type: 'boolean' },
+      'txonly-multi-flow': { type: 'boolean' },
+      'flowgen-flows': { type: 'string' },
+      'tx-ip': { type: 'string' },
+      'tx-udp': { type: 'string' },
+      duration: { type: 'string' },
+      json: { type: 'boolean' },
+      datapath: { type: 'string' },
+      ...Object.fromEntries(TESTPMD_IGNORED.map((k) => [k, { type: 'boolean' as const }])),
+    },
+  }).values as Record<string, string | boolean | string[] | undefined>;
+
+  for (const k of TESTPMD_IGNORED) if (a[k]) notes.push(`--${k} accepted and ignored`);
+
+  const str = (k: string) => (typeof a[k] === 'string' ? (a[k] as string) : undefined);
+  const optInt = (k: string, dflt: number, min: number, max: number) => (str(k) === undefined ? dflt : int(`--${k}`, str(k)!, min, max));
+
+  const fwdLcores = lcores.filter((l) => l !== mainLcore);
+  const nbCores = optInt('nb-cores', 1, 1, 128);
+  if (nbCores > fwdLcores.length) {
+    throw new ArgError(`--nb-cores=${nbCores}: only ${fwdLcores.length} forwarding lcore${fwdLcores.length === 1 ? '' : 's'} in the lcore list (${lcores.join(',')}, main ${mainLcore})`);
+  }
+  const mbcache = optInt('mbcache', 250, 0, 512);
+
+  const ethPeers = new Map<number, Uint8Array>();
+  for (const p of (a['eth-peer'] as string[] | undefined) ?? []) {
+    const comma = p.indexOf(',');
+    if (comma < 0) throw new ArgError(`--eth-peer=${p}: expected PORT,XX:XX:XX:XX:XX:XX`);
+    ethPeers.set(int('--eth-peer port', p.slice(0, comma), 0, 31), parseMac(p.slice(comma + 1)));
+  }
+
+  const topology = str('port-topology') ?? 'paired';
+  if (topology !== 'paired' && topology !== 'chained' && topology !== 'loop') {
+    throw new ArgError(`--port-topology=${topology}: expected paired, chained or loop`);
+  }
+  const datapath = str('datapath') ?? 'wasm';
+  if (datapath !== 'wasm' && datapath !== 'ts') throw new ArgError(`--datapath=${datapath}: expected wasm or ts`);
+
+  const txPkts = str('txpkts') === undefined ? [64] : str('txpkts')!.split(',').map((s) => int('--txpkts', s, 1, 0xffff));
+  const mbufSize = str('mbuf-size') === undefined ? 2176 : int('--mbuf-size', str('mbuf-size')!.split(',')[0]!, 64, 0xffff);
+  const duration = str('duration') === undefined ? 0 : num('--duration', str('duration')!, 0.001, 86400 * 365);
+
+  return {
+    lcores,
+    mainLcore,
+    vdevs: (e['vdev'] as string[] | undefined) ?? [],
+    interactive: a['interactive'] === true,
+    autoStart: a['auto-start'] === true,
+    forwardMode: str('forward-mode') ?? 'io',
+    nbCores,
+    rxq: optInt('rxq', 1, 1, 1024),
+    txq: optInt('txq', 1, 1, 1024),
+    rxd: optInt('rxd', 0, 0, 0xffff),
+    txd: optInt('txd', 0, 0, 0xffff),
+    burst: optInt('burst', 32, 1, MAX_PKT_BURST),
+    mbcache,
+    mbufSize,
+    totalNumMbufs: optInt('total-num-mbufs', (2048 + nbCores * mbcache + 2048 + MAX_PKT_BURST) * 32, 1, 0x3fffffff),
+    txPkts,
+    txFreeThresh: optInt('txfreet', 0, 0, 0xffff),
+    txRsThresh: optInt('txrst', 0, 0, 0xffff),
+    statsPeriod: optInt('stats-period', 0, 0, 86400),
+    ethPeers,
+    portTopology: topology,
+    txFirst: a['tx-first'] === true,
+    txOnlyMultiFlow: a['txonly-multi-flow'] === true,
+    flowgenFlows: optInt('flowgen-flows', 1024, 1, 1 << 24),
+    txIp: str('tx-ip') === undefined ? undefined : pair('--tx-ip', str('tx-ip')!, ipv4),
+    txUdp: str('tx-udp') === undefined ? undefined : udpPorts(str('tx-udp')!),
+    duration,
+    json: a['json'] === true,
+    datapath,
+    notes,
+  };
+}
+
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+function parseEal(args: string[]): Values {
+  try {
+    return parseArgs({
+      args,
+      allowPositionals: false,
+      strict: true,
+      options: {
+        l: { type: 'string', short: 'l' },
+        lcores: { type: 'string' },
+        'main-lcore': { type: 'string' },
+        vdev: { type: 'string', multiple: true },
+        ...Object.fromEntries(EAL_IGNORED.map((k) => [k, { type: 'boolean' as const }])),
+        ...Object.fromEntries(EAL_IGNORED_VALUE.map((k) => [k, { type: 'string' as const, multiple: true, ...(k.length === 1 ? { short: k } : {}) }])),
+      },
+    }).values as Values;
+  } catch (err) {
+    const m = err instanceof Error ? /Unknown option '(-[^']*)'/.exec(err.message) : null;
+    if (m) throw new ArgError(`unknown EAL option '${m[1]}' (testpmd's own options go after --, as with DPDK)`);
+    throw err;
+  }
+}
+
+/** Parses a DPDK core list: "0-3,5". */
+export function parseCoreList(text: string, what: string): number[] {
+  const out: number[] = [];
+  for (const part of text.split(',')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) throw new ArgError(`${what} ${text}: '${part}' is not a core number or range`);
+    const lo = Number(m[1]);
+    const hi = m[2] === undefined ? lo : Number(m[2]);
+    if (hi < lo || hi > 127) throw new ArgError(`${what} ${text}: bad range '${part}' (lcores are 0..127)`);
+    for (let i = lo; i <= hi; i++) if (!out.includes(i)) out.push(i);
+  }
+  if (out.length === 0) throw new ArgError(`${what}: empty core list`);
+  return out;
+}
+
+/** Parses --lcores: items of LCORES[@CPUS] where LCORES is N, N-M or (list). */
+export function parseLcoreMap(text: string): { lcores: number[]; pinned: boolean } {
+  const lcores: number[] = [];
+  let pinned = false;
+  // Split on commas outside parentheses.
+  const items = text.match(/(\([^)]*\)|[^,()]+)+/g) ?? [];
+  for (const item of items) {
+    const [set, cpus] = item.split('@');
+    if (cpus !== undefined) pinned = true;
+    const ids = parseCoreList(set!.replace(/^\(|\)$/g, ''), '--lcores');
+    for (const id of ids) if (!lcores.includes(id)) lcores.push(id);
+  }
+  if (lcores.length === 0) throw new ArgError(`--lcores ${text}: no lcore`);
+  return { lcores, pinned };
+}
+
+function range(lo: number, hi: number): number[] {
+  const out: number[] = [];
+  for (let i = lo; i <= hi; i++) out.push(i);
+  return out;
+}
+
+function int(what: string, v: string, min: number, max: number): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new ArgError(`${what}=${v}: expected an integer in [${min}, ${max}]`);
+  return n;
+}
+
+function num(what: string, v: string, min: number, max: number): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new ArgError(`${what}=${v}: expected a number in [${min}, ${max}]`);
+  return n;
+}
+
+function ipv4(what: string, v: string): number {
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(v);
+  if (!m || m.slice(1).some((x) => Number(x) > 255)) throw new ArgError(`${what}: '${v}' is not an IPv4 address`);
+  return ((Number(m[1]) << 24) | (Number(m[2]) << 16) | (Number(m[3]) << 8) | Number(m[4])) >>> 0;
+}
+
+function pair(what: string, v: string, conv: (what: string, s: string) => number): [number, number] {
+  const parts = v.split(',');
+  if (parts.length !== 2) throw new ArgError(`${what}=${v}: expected SRC,DST`);
+  return [conv(what, parts[0]!), conv(what, parts[1]!)];
+}
+
+function udpPorts(v: string): [number, number] {
+  const parts = v.split(',');
+  if (parts.length > 2) throw new ArgError(`--tx-udp=${v}: expected SRC[,DST]`);
+  const src = int('--tx-udp', parts[0]!, 0, 0xffff);
+  return [src, parts[1] === undefined ? src : int('--tx-udp', parts[1], 0, 0xffff)];
+}

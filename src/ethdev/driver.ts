@@ -1,0 +1,108 @@
+/**
+ * The driver interface behind ethdev: what a poll-mode driver implements.
+ *
+ * Data path: an RxQueue / TxQueue object per queue, called once per burst.
+ * A queue can be re-opened in another thread (an lcore worker) from its
+ * descriptor, a plain structured-clonable object, so everything a queue
+ * touches on the data path lives in the shared heap.
+ */
+import type { Heap } from '../mem/heap.js';
+import type { Mempool } from '../mem/mempool.js';
+
+export interface RxQueue {
+  /**
+   * Receives up to `n` packets into `burst[0..)` (rte_eth_rx_burst).
+   * @returns how many; the caller owns them.
+   */
+  rxBurst(burst: Uint32Array, n: number): number;
+  descriptor(): QueueDescriptor;
+}
+
+export interface TxQueue {
+  /**
+   * Sends `burst[0..n)` (rte_eth_tx_burst).
+   * @returns how many the driver took; the caller still owns `burst[count..n)`.
+   */
+  txBurst(burst: Uint32Array, n: number): number;
+  descriptor(): QueueDescriptor;
+}
+
+/** Plain data that re-opens a queue in another thread; `driver` selects the opener. */
+export interface QueueDescriptor {
+  readonly driver: string;
+  readonly [key: string]: unknown;
+}
+
+export interface RxQueueConf {
+  /** rx_free_thresh: descriptors refilled at once (drivers with descriptor rings). */
+  rxFreeThresh?: number;
+}
+
+export interface TxQueueConf {
+  /** tx_rs_thresh: descriptors between two report-status requests. */
+  txRsThresh?: number;
+  /** tx_free_thresh: reclaim completed descriptors below this many free. */
+  txFreeThresh?: number;
+  /** RTE_ETH_TX_OFFLOAD_* bits. */
+  offloads?: number;
+}
+
+/** RTE_ETH_TX_OFFLOAD_* values used by dpkit. */
+export const TxOffload = {
+  VLAN_INSERT: 1 << 0,
+  IPV4_CKSUM: 1 << 1,
+  UDP_CKSUM: 1 << 2,
+  TCP_CKSUM: 1 << 3,
+  QINQ_INSERT: 1 << 8,
+  MBUF_FAST_FREE: 1 << 16,
+} as const;
+
+/** rte_eth_desc_lim plus queue-count limits (rte_eth_dev_info). */
+export interface DevInfo {
+  driverName: string;
+  maxRxQueues: number;
+  maxTxQueues: number;
+  rxDescLim: { min: number; max: number; align: number };
+  txDescLim: { min: number; max: number; align: number };
+  /** Used when the application asks for 0 descriptors (testpmd's default). */
+  defaultRxDesc: number;
+  defaultTxDesc: number;
+}
+
+/** What ethdev asks of a driver. One object per port. */
+export interface EthDriver {
+  info(): DevInfo;
+  macAddr(): Uint8Array;
+  configure(nbRxq: number, nbTxq: number): void;
+  rxQueueSetup(q: number, nbDesc: number, pool: Mempool, conf: RxQueueConf, stats: number): RxQueue;
+  txQueueSetup(q: number, nbDesc: number, conf: TxQueueConf, stats: number): TxQueue;
+  start(): void;
+  stop(): void;
+  /** Releases everything, including mbufs the driver still holds. */
+  close(): void;
+  linkUp(): boolean;
+  /** Link speed in Mbps, for `show port info`. */
+  linkSpeed(): number;
+  /** Driver-specific counters by name, added to ethdev's xstats. */
+  xstats?(): Record<string, number>;
+}
+
+/** Context a driver is created with. */
+export interface DriverContext {
+  heap: Heap;
+  portId: number;
+  /** The full device name from the devargs, e.g. net_null0. */
+  name: string;
+  args: Map<string, string>;
+}
+
+export interface DriverSpec {
+  /** DPDK's driver name: net_null, net_ring, … */
+  name: string;
+  /** Accepted devargs keys; anything else is rejected with an error naming it. */
+  keys: readonly string[];
+  create(ctx: DriverContext): EthDriver;
+  /** Re-opens a queue from its descriptor in another thread. */
+  openRxQueue(heap: Heap, desc: QueueDescriptor): RxQueue;
+  openTxQueue(heap: Heap, desc: QueueDescriptor): TxQueue;
+}

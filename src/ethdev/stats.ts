@@ -1,0 +1,50 @@
+/**
+ * Shared statistics counters: per-queue and per-stream counts that the lcore
+ * owning the queue updates and the control plane reads while it runs.
+ *
+ * Why this is safe without locks: every counter has exactly one writer (the
+ * lcore polling that queue), which adds with a plain store; readers only
+ * load. Counters are Float64 slots in the shared heap, 8-byte aligned, so
+ * counts stay exact up to 2^53. The JS memory model allows a racy read of a
+ * Float64 to tear in principle, but V8 compiles aligned Float64Array
+ * accesses to single 8-byte moves, which x86-64 and arm64 execute atomically:
+ * a reader sees an old or a new value, never half of each. A reader may see
+ * a queue's packets updated before its bytes; totals are exact once the
+ * lcore is quiet.
+ */
+import type { Heap } from '../mem/heap.js';
+
+/** Rx queue counters: Float64 slot indexes from the block's first slot. */
+export const RXQ_PACKETS = 0;
+export const RXQ_BYTES = 1;
+export const RXQ_ERRORS = 2;
+export const RXQ_MISSED = 3;
+export const RXQ_NOMBUF = 4;
+/** Tx queue counters. */
+export const TXQ_PACKETS = 0;
+export const TXQ_BYTES = 1;
+export const TXQ_ERRORS = 2;
+/** Slots per queue block (one cache line: no false sharing between queues). */
+export const QSTATS_SLOTS = 8;
+
+/** Reserves a zeroed counter block for one queue; returns its first Float64 slot index. */
+export function newQueueStats(heap: Heap): number {
+  return heap.reserve(QSTATS_SLOTS * 8, 64, 'queue stats') >>> 3;
+}
+
+/** rte_eth_stats. */
+export interface EthStats {
+  ipackets: number;
+  opackets: number;
+  ibytes: number;
+  obytes: number;
+  imissed: number;
+  ierrors: number;
+  oerrors: number;
+  rxNombuf: number;
+  qIpackets: number[];
+  qOpackets: number[];
+  qIbytes: number[];
+  qObytes: number[];
+  qErrors: number[];
+}
