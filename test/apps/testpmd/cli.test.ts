@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ENTRY = fileURLToPath(new URL('../../../src/cli/dpkit.ts', import.meta.url));
+const args = (s: string) => s.split(/\s+/).filter(Boolean);
+const SMALL = '--total-num-mbufs=8192';
+
+function testpmd(argv: string[], input?: string) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', ENTRY, 'testpmd', ...argv], { encoding: 'utf8', input, timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+interface Json {
+  forwardMode: string;
+  total: { rxPackets: number; txPackets: number; txDropped: number; rxDropped: number };
+  ports: { port: number; rxPackets: number; txPackets: number; txDropped: number; nic: { ipackets: number; opackets: number } }[];
+}
+
+describe('dpkit testpmd', () => {
+  it('runs with no arguments at all: io on two net_null ports (the README command)', () => {
+    const r = testpmd(args(`-- --duration=0.5 ${SMALL}`));
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /io packet forwarding - ports=2 - cores=1 - streams=2/);
+    assert.match(r.stdout, /RX P=0\/Q=0 \(socket 0\) -> TX P=1\/Q=0 \(socket 0\) peer=02:00:00:00:00:01/);
+    assert.match(r.stdout, /Accumulated forward statistics for all ports/);
+    assert.match(r.stdout, /Bye\.\.\./);
+  });
+
+  const expectations: Record<string, (j: Json) => void> = {
+    io: (j) => assert.equal(j.total.rxPackets, j.total.txPackets + j.total.txDropped),
+    mac: (j) => assert.equal(j.total.rxPackets, j.total.txPackets + j.total.txDropped),
+    macswap: (j) => assert.equal(j.total.rxPackets, j.total.txPackets + j.total.txDropped),
+    rxonly: (j) => assert.equal(j.total.txPackets, 0),
+    txonly: (j) => assert.equal(j.total.rxPackets, 0),
+  };
+  for (const [mode, check] of Object.entries(expectations)) {
+    it(`forwards with ${mode} for a fixed time, ends with the pool full and consistent statistics`, () => {
+      const r = testpmd(args(`--vdev net_null0 --vdev net_null1 -- --forward-mode=${mode} --duration=0.4 --json ${SMALL}`));
+      assert.equal(r.code, 0, r.stderr);
+      const j = JSON.parse(r.stdout) as Json;
+      assert.equal(j.forwardMode, mode);
+      assert.ok(mode === 'txonly' ? j.total.txPackets > 0 : j.total.rxPackets > 0, 'packets moved');
+      check(j);
+      for (const p of j.ports) assert.equal(p.rxPackets, p.nic.ipackets, 'forward stats agree with the port counters');
+    });
+  }
+
+  it('keeps packets circulating between looped net_ring ports after --tx-first, and drains them at exit', () => {
+    const r = testpmd(args(`--vdev net_ring0 --vdev net_ring1 -- --tx-first --duration=0.4 --json ${SMALL}`));
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout) as Json;
+    assert.ok(j.total.rxPackets > 1000, `packets went round (${j.total.rxPackets})`);
+  });
+
+  it('prints DPDK-shaped periodic port statistics', () => {
+    const r = testpmd(args(`-- --duration=1.6 --stats-period=1 ${SMALL}`));
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Port statistics ====================================\n\n  ######################## NIC statistics for port 0  ########################\n  RX-packets: \d+ +RX-missed: 0 +RX-bytes:  \d+\n  RX-errors: 0\n  RX-nombuf:  0 +\n  TX-packets: \d+ +TX-errors: 0 +TX-bytes:  \d+\n\n  Throughput \(since last show\)\n  Rx-pps: +\d+ +Rx-bps: +\d+\n  Tx-pps: +\d+ +Tx-bps: +\d+\n  #{76}/);
+  });
+
+  it('rejects bad options and devargs with one clear line and exit code 2', () => {
+    for (const [argv, msg] of [
+      ['-- --forward-mode=bogus', /--forward-mode=bogus: unknown \(available: io/],
+      ['--vdev net_null0,sise=64', /unknown devarg 'sise' for net_null/],
+      ['-- --rxq=0', /--rxq=0: expected an integer/],
+      ['-- --frobnicate', /Unknown option '--frobnicate'/],
+    ] as const) {
+      const r = testpmd(args(argv));
+      assert.equal(r.code, 2, `${argv}: ${r.stderr}`);
+      assert.match(r.stderr, msg);
+    }
+  });
+
+  it('stops on SIGINT, printing the final statistics as DPDK does', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'testpmd', '--', SMALL], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    while (!out.includes('packets/burst=')) await sleep(50);
+    await sleep(300);
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    assert.equal(code, 0);
+    assert.match(out, /Signal 2 received, preparing to exit\.\.\./);
+    assert.match(out, /Forward statistics for port 1/);
+  });
+
+  it('runs the interactive shell from stdin: start, stats while forwarding, stop, quit', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'testpmd', '--', '-i', SMALL], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const send = async (line: string, wait = 300) => {
+      child.stdin.write(line + '\n');
+      await sleep(wait);
+    };
+    while (!out.includes('testpmd> ')) await sleep(50);
+    await send('show config fwd', 100);
+    await send('set fwd macswap', 100);
+    await send('start', 800);
+    await send('show port stats all');
+    await send('set burst 64', 100);
+    await send('stop', 500);
+    await send('show fwd stats all', 100);
+    await send('nonsense', 100);
+    await send('quit', 0);
+    child.stdin.end();
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    assert.equal(code, 0, out);
+    assert.match(out, /Set macswap packet forwarding mode/);
+    assert.match(out, /Please stop forwarding first/, 'set burst while forwarding is refused');
+    const rx = /NIC statistics for port 0  #+\n  RX-packets: (\d+)/.exec(out);
+    assert.ok(rx && Number(rx[1]) > 0, 'statistics read while forwarding show traffic');
+    assert.match(out, /Forward statistics for port 0/);
+    assert.match(out, /Bad arguments: 'nonsense'/);
+    assert.match(out, /Bye\.\.\./);
+  });
+});
