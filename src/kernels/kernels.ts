@@ -17,8 +17,16 @@ export interface MbufKernel {
   freeBulk(objs: number, n: number, lcore: number): number;
 }
 
+export interface FwdKernel {
+  /** See src/kernels/as/fwd.ts. */
+  rxFill(objs: number, n: number, len: number, port: number): void;
+  pktLenSum(objs: number, n: number): number;
+  macswap(objs: number, n: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number, setVlan: number, setQinq: number): void;
+}
+
 export interface Kernels {
   readonly mbuf: MbufKernel;
+  readonly fwd: FwdKernel;
   /** Layout values the kernels were compiled with, checked by tests against the TypeScript side. */
   readonly layout: Readonly<Record<string, number>>;
 }
@@ -50,10 +58,17 @@ function compile(name: string): WebAssembly.Module {
 
 /** Instantiates every kernel over `memory` (synchronous: the modules are tiny). */
 export function loadKernels(memory: WebAssembly.Memory): Kernels {
-  const mbuf = new WebAssembly.Instance(compile('mbuf'), { env: { memory } }).exports;
   const layout: Record<string, number> = {};
-  for (const [k, v] of Object.entries(mbuf)) {
-    if (k.startsWith('layout')) layout[k] = (v as { value: number }).value;
-  }
-  return { mbuf: mbuf as unknown as MbufKernel, layout };
+  const instance = (name: string) => {
+    const exports = new WebAssembly.Instance(compile(name), { env: { memory } }).exports;
+    for (const [k, v] of Object.entries(exports)) {
+      if (k.startsWith('layout')) layout[k] = (v as { value: number }).value;
+    }
+    return exports;
+  };
+  return {
+    mbuf: instance('mbuf') as unknown as MbufKernel,
+    fwd: instance('fwd') as unknown as FwdKernel,
+    layout,
+  };
 }

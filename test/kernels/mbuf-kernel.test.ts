@@ -2,7 +2,26 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Heap, POOL_TABLE } from '../../src/mem/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
-import { H_NB_SEGS, MBUF_SHIFT, OlFlagsHi, PORT_INVALID, W_BUF_LEN_POOL, W_DATA_OFF_REFCNT, W_NB_SEGS_PORT, W_NEXT, W_OL_FLAGS_HI } from '../../src/mem/mbuf-layout.js';
+import {
+  H_BUF_LEN,
+  H_DATA_LEN,
+  H_NB_SEGS,
+  H_PORT,
+  H_VLAN_TCI,
+  H_VLAN_TCI_OUTER,
+  MBUF_SHIFT,
+  OlFlagsHi,
+  PORT_INVALID,
+  W_BUF_ADDR,
+  W_BUF_LEN_POOL,
+  W_DATA_OFF_REFCNT,
+  W_NB_SEGS_PORT,
+  W_NEXT,
+  W_OL_FLAGS,
+  W_OL_FLAGS_HI,
+  W_PKT_LEN,
+  W_TX_OFFLOAD,
+} from '../../src/mem/mbuf-layout.js';
 import { CACHE_STRIDE, F_DEBUG, Mempool, P_CACHE_BASE, P_CACHE_SIZE, P_FLAGS, P_FLUSH, P_HEADROOM } from '../../src/mem/mempool.js';
 import { Ring } from '../../src/ring/ring.js';
 import { assertFull } from '../helpers.js';
@@ -29,6 +48,15 @@ describe('mbuf kernel', () => {
       layoutMBufLenPool: W_BUF_LEN_POOL * 4,
       layoutOlHiIndirect: OlFlagsHi.INDIRECT,
       layoutPortInvalid: PORT_INVALID,
+      layoutMPktLen: W_PKT_LEN * 4,
+      layoutMDataLen: H_DATA_LEN * 2,
+      layoutMPort: H_PORT * 2,
+      layoutMOlFlags: W_OL_FLAGS * 4,
+      layoutMTxOffload: W_TX_OFFLOAD * 4,
+      layoutMVlanTci: H_VLAN_TCI * 2,
+      layoutMVlanTciOuter: H_VLAN_TCI_OUTER * 2,
+      layoutMBufAddr: W_BUF_ADDR * 4,
+      layoutMBufLen: H_BUF_LEN * 2,
     });
   });
 

@@ -17,6 +17,7 @@ import { Mbufs } from '../../mem/mbuf.js';
 import { H_DATA_LEN, H_PORT, MBUF_WORD_SHIFT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { vdevMac } from '../mac.js';
+import type { FwdKernel } from '../../kernels/kernels.js';
 
 const MAX_QUEUES = 1024; // RTE_MAX_QUEUES_PER_PORT
 
@@ -38,6 +39,7 @@ class NullRxQueue implements RxQueue {
   private readonly u16: Uint16Array;
   private readonly u32: Uint32Array;
   private readonly mb: Mbufs;
+  private readonly kernel: FwdKernel | null;
 
   constructor(
     private readonly heap: Heap,
@@ -48,6 +50,7 @@ class NullRxQueue implements RxQueue {
     this.u16 = heap.u16;
     this.u32 = heap.u32;
     this.mb = new Mbufs(heap);
+    this.kernel = heap.kernels?.fwd ?? null;
   }
 
   rxBurst(burst: Uint32Array, n: number): number {
@@ -59,13 +62,18 @@ class NullRxQueue implements RxQueue {
     }
     const size = d.size;
     const port = d.port;
-    const u16 = this.u16;
-    const u32 = this.u32;
-    for (let i = 0; i < n; i++) {
-      const h = burst[i]!;
-      u16[(h << 5) + H_DATA_LEN] = size;
-      u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = size;
-      u16[(h << 5) + H_PORT] = port;
+    if (this.kernel !== null && burst.buffer === this.heap.buffer) {
+      this.kernel.rxFill(burst.byteOffset, n, size, port);
+    } else {
+      // The twin of the rxFill kernel.
+      const u16 = this.u16;
+      const u32 = this.u32;
+      for (let i = 0; i < n; i++) {
+        const h = burst[i]!;
+        u16[(h << 5) + H_DATA_LEN] = size;
+        u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = size;
+        u16[(h << 5) + H_PORT] = port;
+      }
     }
     if (d.copy) {
       for (let i = 0; i < n; i++) this.heap.u8.copyWithin(this.mb.mtod(burst[i]!), d.dummy, d.dummy + size);
@@ -83,6 +91,7 @@ class NullRxQueue implements RxQueue {
 class NullTxQueue implements TxQueue {
   private readonly mb: Mbufs;
   private readonly f64: Float64Array;
+  private readonly kernel: FwdKernel | null;
 
   constructor(
     private readonly heap: Heap,
@@ -90,6 +99,7 @@ class NullTxQueue implements TxQueue {
   ) {
     this.mb = new Mbufs(heap);
     this.f64 = heap.f64;
+    this.kernel = heap.kernels?.fwd ?? null;
   }
 
   txBurst(burst: Uint32Array, n: number): number {
@@ -102,8 +112,10 @@ class NullTxQueue implements TxQueue {
         this.heap.u8.copyWithin(d.dummy, this.mb.mtod(h), this.mb.mtod(h) + len);
         bytes += this.mb.pktLen(h);
       }
+    } else if (this.kernel !== null && burst.buffer === this.heap.buffer) {
+      bytes = this.kernel.pktLenSum(burst.byteOffset, n);
     } else {
-      for (let i = 0; i < n; i++) bytes += this.mb.pktLen(burst[i]!);
+      for (let i = 0; i < n; i++) bytes += this.mb.pktLen(burst[i]!); // the pktLenSum twin
     }
     this.mb.freeBulk(burst, n);
     this.f64[d.stats + TXQ_PACKETS] += n;

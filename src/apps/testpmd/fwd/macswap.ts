@@ -18,6 +18,10 @@ export function macswap(ctx: FwdContext): FwdEngine {
   const dv = ctx.heap.view;
   const burst = ctx.burst;
   const olHi = txOlFlagsHi(ctx.config);
+  const kernel = ctx.heap.kernels?.fwd ?? null;
+  const inHeap = burst.buffer === ctx.heap.buffer;
+  const setVlan = olHi & OlFlagsHi.TX_VLAN ? 1 : 0;
+  const setQinq = olHi & OlFlagsHi.TX_QINQ ? 1 : 0;
   return {
     name: 'macswap',
     fwd(fs: FwdStream): void {
@@ -25,6 +29,12 @@ export function macswap(ctx: FwdContext): FwdEngine {
       if (n === 0) return;
       const vlan = ctx.config.vlanTci;
       const vlanOuter = ctx.config.vlanTciOuter;
+      if (kernel !== null && inHeap) {
+        kernel.macswap(burst.byteOffset, n, olHi, KEEP_HI, vlan, vlanOuter, setVlan, setQinq);
+        transmit(ctx, fs, n);
+        return;
+      }
+      // The TypeScript twin of the macswap kernel.
       for (let i = 0; i < n; i++) {
         const h = burst[i]!;
         const r = h << MBUF_WORD_SHIFT;
