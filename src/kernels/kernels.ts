@@ -22,6 +22,23 @@ export interface FwdKernel {
   rxFill(objs: number, n: number, len: number, port: number): void;
   pktLenSum(objs: number, n: number): number;
   macswap(objs: number, n: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number, setVlan: number, setQinq: number): void;
+  macFwd(objs: number, n: number, w0: number, w1: number, w2: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number): void;
+  txonlyFill(
+    objs: number,
+    n: number,
+    tmpl: number,
+    pktLen: number,
+    olHi: number,
+    setVlan: number,
+    vlan: number,
+    setQinq: number,
+    vlanOuter: number,
+    multiFlow: number,
+    ipDst: number,
+    ipVar: number,
+    lcore: number,
+    sumNoSrc: number,
+  ): number;
 }
 
 export interface Kernels {

@@ -81,3 +81,50 @@ it('rxFill, pktLenSum and macswap kernels do what their TypeScript twins do', ()
     assertFull(s.pool);
   }
 });
+
+it('macFwd and txonlyFill kernels do what their TypeScript twins do', async () => {
+  const { mac } = await import('../../src/apps/testpmd/fwd/mac.js');
+  const { txonly } = await import('../../src/apps/testpmd/fwd/txonly.js');
+  const sides = [side('wasm', 64), side('ts', 64)];
+  for (let round = 0; round < 60; round++) {
+    const results = sides.map((s) => {
+      const config = {
+        ...defaultFwdConfig(),
+        burst: 1 + ((round * 7) % 40),
+        txPkts: [42 + ((round * 37) % 1400)],
+        txOnlyMultiFlow: round % 2 === 0,
+        txOffloads: round % 3 === 0 ? TxOffload.VLAN_INSERT | TxOffload.QINQ_INSERT : 0,
+        vlanTci: round,
+        vlanTciOuter: 1000 + round,
+      };
+      const ctx: FwdContext = { heap: s.heap, mb: s.mb, pool: s.pool, burst: s.heap.burst(512), config };
+      const fs: FwdStream = {
+        rxPort: 0,
+        rxQueue: 0,
+        txPort: 0,
+        txQueue: 0,
+        rxq: s.ethdev.rxQueue(0, 0),
+        txq: s.ethdev.txQueue(0, 0),
+        stats: s.heap.reserve(64) >>> 3,
+        txMac: Uint8Array.of(0xa, 0xb, 0xc, 0xd, 0xe, round),
+        peerMac: Uint8Array.of(2, 0, 0, 0, 0, round),
+      };
+      const gen = txonly(ctx);
+      gen.fwd(fs); // into the looped ring
+      gen.fwd(fs);
+      mac(ctx).fwd(fs); // rewrites the first burst's addresses, back into the ring
+      const out = s.heap.burst(512);
+      const got = s.ethdev.rxBurst(0, 0, out, 512);
+      const snap = [...out.subarray(0, got)].map((h) => snapshot(s.mb, h));
+      s.mb.freeBulk(out, got);
+      return snap;
+    });
+    assert.ok(results[0]!.length > 0);
+    assert.deepEqual(results[0], results[1], `round ${round}`);
+  }
+  for (const s of sides) {
+    s.ethdev.close(0);
+    s.ethdev.close(1);
+    assertFull(s.pool);
+  }
+});

@@ -75,3 +75,78 @@ export function macswap(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u32, vl
     if (setQinq) store<u16>(r, <u16>vlanOuter, M_VLAN_TCI_OUTER);
   }
 }
+
+/**
+ * mac (twin: fwd/mac.ts): write the 12 address bytes (peer, then tx port)
+ * given as three little-endian words, then the tx fields as macfwd does
+ * (VLAN ids set on every packet).
+ */
+export function macFwd(objs: u32, n: u32, w0: u32, w1: u32, w2: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32): void {
+  for (let i: u32 = 0; i < n; i++) {
+    const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
+    const p = load<u32>(r, M_BUF_ADDR) + <u32>load<u16>(r, M_DATA_OFF);
+    store<u32>(p, w0);
+    store<u32>(p, w1, 4);
+    store<u32>(p, w2, 8);
+    store<u32>(r, 0, M_OL_FLAGS);
+    store<u32>(r, (load<u32>(r, M_OL_FLAGS_HI) & keepHi) | olHi, M_OL_FLAGS_HI);
+    store<u32>(r, (load<u32>(r, M_TX_OFFLOAD) & 0xff00) | 14 | (20 << 16), M_TX_OFFLOAD);
+    store<u16>(r, <u16>vlan, M_VLAN_TCI);
+    store<u16>(r, <u16>vlanOuter, M_VLAN_TCI_OUTER);
+  }
+}
+
+/**
+ * txonly, single-segment packets (twin: fwd/txonly.ts): for each freshly
+ * allocated mbuf, set its lengths and tx fields and copy the 42-byte
+ * Ethernet/IPv4/UDP header from the template at `tmpl` (48 readable bytes).
+ * With `multiFlow`, the IPv4 source becomes (dst | var << 8) + lcore and the
+ * header checksum is finished from `sumNoSrc` (the header's sum without the
+ * source and checksum fields).
+ * Returns the next value of the 8-bit flow variable.
+ */
+export function txonlyFill(
+  objs: u32,
+  n: u32,
+  tmpl: u32,
+  pktLen: u32,
+  olHi: u32,
+  setVlan: u32,
+  vlan: u32,
+  setQinq: u32,
+  vlanOuter: u32,
+  multiFlow: u32,
+  ipDst: u32,
+  ipVar: u32,
+  lcore: u32,
+  sumNoSrc: u32,
+): u32 {
+  const t0 = v128.load(tmpl);
+  const t1 = v128.load(tmpl, 16);
+  const t2 = load<u64>(tmpl, 32);
+  const t3 = load<u16>(tmpl, 40);
+  for (let i: u32 = 0; i < n; i++) {
+    const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
+    store<u16>(r, <u16>pktLen, M_DATA_LEN);
+    store<u32>(r, pktLen, M_PKT_LEN);
+    store<u32>(r, olHi, M_OL_FLAGS_HI);
+    store<u32>(r, 14 | (20 << 16), M_TX_OFFLOAD);
+    if (setVlan) store<u16>(r, <u16>vlan, M_VLAN_TCI);
+    if (setQinq) store<u16>(r, <u16>vlanOuter, M_VLAN_TCI_OUTER);
+    const p = load<u32>(r, M_BUF_ADDR) + <u32>load<u16>(r, M_DATA_OFF);
+    v128.store(p, t0);
+    v128.store(p, t1, 16);
+    store<u64>(p, t2, 32);
+    store<u16>(p, t3, 40);
+    if (multiFlow) {
+      const src = (ipDst | ((ipVar & 0xff) << 8)) + lcore;
+      ipVar = (ipVar + 1) & 0xff;
+      store<u32>(p, bswap<u32>(src), 26);
+      let sum = sumNoSrc + (src >>> 16) + (src & 0xffff);
+      sum = (sum & 0xffff) + (sum >>> 16);
+      sum = (sum & 0xffff) + (sum >>> 16);
+      store<u16>(p, bswap<u16>(<u16>(~sum & 0xffff)), 24);
+    }
+  }
+  return ipVar;
+}

@@ -14,6 +14,8 @@ export function mac(ctx: FwdContext): FwdEngine {
   const dv = ctx.heap.view;
   const burst = ctx.burst;
   const olHi = txOlFlagsHi(ctx.config);
+  const kernel = ctx.heap.kernels?.fwd ?? null;
+  const inHeap = burst.buffer === ctx.heap.buffer;
   // The 12 address bytes as words, per stream (a stream's ports never change while it runs).
   const cache = new WeakMap<FwdStream, Uint32Array>();
   const words = (fs: FwdStream): Uint32Array => {
@@ -39,6 +41,12 @@ export function mac(ctx: FwdContext): FwdEngine {
       const w2 = w[2]!;
       const vlan = ctx.config.vlanTci;
       const vlanOuter = ctx.config.vlanTciOuter;
+      if (kernel !== null && inHeap) {
+        kernel.macFwd(burst.byteOffset, n, w0, w1, w2, olHi, KEEP_HI, vlan, vlanOuter);
+        transmit(ctx, fs, n);
+        return;
+      }
+      // The TypeScript twin of the macFwd kernel.
       for (let i = 0; i < n; i++) {
         const h = burst[i]!;
         const r = h << MBUF_WORD_SHIFT;

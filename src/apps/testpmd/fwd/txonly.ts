@@ -64,6 +64,8 @@ function ipv4Checksum(b: Uint8Array, off: number): number {
 interface StreamTemplate {
   /** The header as 10 big-endian words plus the UDP length/checksum half-word. */
   words: Uint32Array;
+  /** The header bytes in the heap, 64 bytes reserved, for the kernel. */
+  addr: number;
   /** IPv4 header sum without the source address and checksum: multi-flow adds the address and folds. */
   sumNoSrc: number;
 }
@@ -82,6 +84,10 @@ export function txonly(ctx: FwdContext): FwdEngine {
   const dv = heap.view;
   const olHi = txOlFlagsHi(config);
   const multiFlow = config.txOnlyMultiFlow;
+  const kernel = heap.kernels?.fwd ?? null;
+  const inHeap = burst.buffer === heap.buffer;
+  const setVlan = olHi & OlFlagsHi.TX_VLAN ? 1 : 0;
+  const setQinq = olHi & OlFlagsHi.TX_QINQ ? 1 : 0;
   const seg = new Uint32Array(nbSegs);
   const templates = new WeakMap<FwdStream, StreamTemplate>();
   const lcoreId = heap.lcoreId;
@@ -99,7 +105,9 @@ export function txonly(ctx: FwdContext): FwdEngine {
       words[10] = v.getUint16(40);
       let sum = 0;
       for (let i = 14; i < 34; i += 2) if (i !== 24 && i !== 26 && i !== 28) sum += v.getUint16(i);
-      t = { words, sumNoSrc: sum };
+      const addr = heap.reserve(64, 64, 'txonly template');
+      u8.set(bytes, addr);
+      t = { words, addr, sumNoSrc: sum };
       templates.set(fs, t);
     }
     return t;
@@ -148,7 +156,10 @@ export function txonly(ctx: FwdContext): FwdEngine {
       if (nbSegs === 1) {
         if (pool.allocBulk(burst, want) === want) n = want;
         else while (n < want && (burst[n] = pool.alloc()) !== 0) n++;
-        for (let i = 0; i < n; i++) {
+        if (kernel !== null && inHeap) {
+          ipVar = kernel.txonlyFill(burst.byteOffset, n, t.addr, pktLen, olHi, setVlan, config.vlanTci, setQinq, config.vlanTciOuter, multiFlow ? 1 : 0, config.txIpDst, ipVar, lcoreId, t.sumNoSrc);
+        } else for (let i = 0; i < n; i++) {
+          // The TypeScript twin of the txonlyFill kernel.
           const h = burst[i]!;
           u16[(h << 5) + H_DATA_LEN] = pktLen;
           u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = pktLen;
