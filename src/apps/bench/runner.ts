@@ -25,7 +25,7 @@ Options:
   --reps N          repetitions of each case, alternating cases (default 5)
   --duration MS     measured window per repetition (default 1000)
   --warmup MS       warm-up before each window (default 300)
-  --quick           3 short repetitions: a smoke check, not a result
+  --quick           short repetitions and fewer cases: a smoke check, not a result
   --json            print JSON with every sample instead of a table
   -h, --help        this text
 `;
@@ -35,6 +35,13 @@ export function listBenchmarks(): string[] {
     .filter((f) => f.endsWith(ext) && !f.includes('.worker.') && !f.endsWith('.d.ts'))
     .map((f) => f.slice(0, -ext.length))
     .sort();
+}
+
+async function loadBenchmark(name: string): Promise<Benchmark> {
+  const known = listBenchmarks();
+  if (!known.includes(name)) throw new ArgError(`bench: unknown benchmark '${name}' (known: ${known.join(', ')})`);
+  const mod = (await import(new URL(name + ext, benchDir).href)) as { benchmark: Benchmark };
+  return mod.benchmark;
 }
 
 export interface CaseResult {
@@ -48,10 +55,7 @@ export interface CaseResult {
 }
 
 export async function runBenchmark(name: string, opts: BenchOptions, progress: (line: string) => void = () => {}): Promise<{ benchmark: Benchmark; results: CaseResult[] }> {
-  const known = listBenchmarks();
-  if (!known.includes(name)) throw new ArgError(`bench: unknown benchmark '${name}' (known: ${known.join(', ')})`);
-  const mod = (await import(new URL(name + ext, benchDir).href)) as { benchmark: Benchmark };
-  const benchmark = mod.benchmark;
+  const benchmark = await loadBenchmark(name);
   const cases = benchmark.cases(opts);
   const results: CaseResult[] = cases.map((c) => ({ name: c.name, params: c.params, unit: 'Mpps', samples: [], summary: summarize([]), gc: 0 }));
   const total = opts.reps * cases.length;
@@ -59,7 +63,8 @@ export async function runBenchmark(name: string, opts: BenchOptions, progress: (
   for (let rep = 0; rep < opts.reps; rep++) {
     for (let i = 0; i < cases.length; i++) {
       progress(`[${++done}/${total}] ${benchmark.name}: ${cases[i]!.name}`);
-      const m = await measure(cases[i]!.threads(), opts.warmupMs, opts.durationMs);
+      const c = cases[i]!;
+      const m = c.measure ? await c.measure(opts) : await measure(c.threads!(), opts.warmupMs, opts.durationMs);
       results[i]!.samples.push(m.mpps);
       results[i]!.gc += m.gc;
     }
@@ -97,11 +102,12 @@ export async function benchMain(argv: string[]): Promise<number> {
     process.stdout.write(BENCH_USAGE + `\nBenchmarks: ${listBenchmarks().join(', ')}\n`);
     return values.help ? 0 : 2;
   }
-  const opts: BenchOptions = values.quick ? { reps: 3, durationMs: 200, warmupMs: 100 } : { reps: 5, durationMs: 1000, warmupMs: 300 };
-  if (values.reps !== undefined) opts.reps = positiveInt('--reps', values.reps);
-  if (values.duration !== undefined) opts.durationMs = positiveInt('--duration', values.duration);
-  if (values.warmup !== undefined) opts.warmupMs = positiveInt('--warmup', values.warmup);
   for (const name of positionals) {
+    const defaults = (await loadBenchmark(name)).defaults ?? {};
+    const opts: BenchOptions = values.quick ? { reps: 3, durationMs: 200, warmupMs: 100, quick: true } : { reps: 5, durationMs: 1000, warmupMs: 300, quick: false, ...defaults };
+    if (values.reps !== undefined) opts.reps = positiveInt('--reps', values.reps);
+    if (values.duration !== undefined) opts.durationMs = positiveInt('--duration', values.duration);
+    if (values.warmup !== undefined) opts.warmupMs = positiveInt('--warmup', values.warmup);
     const progress = (line: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${line}`);
     const { benchmark, results } = await runBenchmark(name, opts, progress);
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
@@ -109,6 +115,7 @@ export async function benchMain(argv: string[]): Promise<number> {
       process.stdout.write(JSON.stringify({ benchmark: benchmark.name, title: benchmark.title, options: opts, machine: machineFacts(), results }, null, 2) + '\n');
     } else {
       process.stdout.write(renderTable(`${benchmark.title} (${opts.reps} × ${opts.durationMs} ms, ${machineFacts().cpu})`, results));
+      if (benchmark.summary) process.stdout.write(benchmark.summary(results) + '\n');
     }
   }
   return 0;

@@ -4,6 +4,8 @@ export interface BenchOptions {
   warmupMs: number;
   durationMs: number;
   reps: number;
+  /** --quick: a benchmark may also trim its matrix. */
+  quick: boolean;
 }
 
 /** One row of a benchmark's table. */
@@ -11,13 +13,19 @@ export interface BenchCase {
   name: string;
   /** What distinguishes this row (burst, threads, variant…), for JSON readers. */
   params: Record<string, string | number>;
-  /** Fresh threads for one repetition. */
-  threads(): ThreadSpec[];
+  /** Fresh threads for one repetition (in-process benchmarks)… */
+  threads?(): ThreadSpec[];
+  /** …or a whole measurement of its own (e.g. a child process), in Mpps. */
+  measure?(opts: BenchOptions): Promise<{ mpps: number; gc: number }>;
 }
 
 /** A module in bench/ exports `benchmark` of this type. */
 export interface Benchmark {
   name: string;
   title: string;
+  /** Defaults for this benchmark, where the runner's do not fit (e.g. fewer, longer reps). */
+  defaults?: Partial<BenchOptions>;
   cases(opts: BenchOptions): BenchCase[];
+  /** An extra table after the per-case one (e.g. ratios between systems). */
+  summary?(results: { name: string; params: Record<string, string | number>; samples: number[] }[]): string;
 }
