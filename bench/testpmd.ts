@@ -1,9 +1,16 @@
 /**
  * `npm run bench -- testpmd`: dpkit's testpmd against DPDK's on two null
- * ports, one forwarding lcore, burst 32: engines × packet sizes, the two
- * systems alternating cell by cell (their speed drifts ±30 % an hour here).
- * Mpps is what the ports report in testpmd's periodic statistics: received
- * packets per second summed over both ports (transmitted, for txonly).
+ * ports, burst 32: engines × packet sizes on one forwarding lcore, then io
+ * and macswap at 64 and 1518 B on two forwarding lcores with two queues per
+ * port. The two systems alternate cell by cell (their speed drifts ±30 % an
+ * hour here). Mpps is what the ports report in testpmd's periodic
+ * statistics: received packets per second summed over both ports
+ * (transmitted, for txonly).
+ *
+ * Two forwarding lcores on this 2-core machine share a core with the main
+ * lcore: DPDK runs `--lcores 0@0,1@1,2@0`; dpkit's main thread and its two
+ * lcore workers float over the same 2 cores (the main thread sleeps while
+ * they forward). Both carry the same handicap.
  */
 import { dpdkTestpmd, runTestpmd, type System } from '../src/apps/bench/testpmd-run.js';
 import { summarize } from '../src/apps/bench/stats.js';
@@ -13,15 +20,17 @@ import Table from 'cli-table3';
 const ENGINES = ['io', 'mac', 'macswap', 'rxonly', 'txonly'];
 const SIZES = [64, 128, 256, 512, 1024, 1518];
 
-function cell(engine: string, size: number, system: System, seconds: number): BenchCase {
+function cell(engine: string, size: number, cores: 1 | 2, system: System, seconds: number): BenchCase {
+  const ports = ['--vdev', `net_null0,size=${size}`, '--vdev', `net_null1,size=${size}`];
+  const lcores = cores === 1 ? ['-l', '0-1'] : system === 'dpdk' ? ['--lcores', '0@0,1@1,2@0'] : ['-l', '0-2'];
   return {
-    name: `${engine} ${size} B ${system}`,
-    params: { engine, size, system },
+    name: `${engine} ${size} B ${cores}c ${system}`,
+    params: { engine, size, cores, system },
     measure: async () => ({
       mpps: await runTestpmd({
         system,
-        eal: ['-l', '0-1', '--vdev', `net_null0,size=${size}`, '--vdev', `net_null1,size=${size}`],
-        app: [`--forward-mode=${engine}`, '--burst=32', `--txpkts=${size}`, '--nb-cores=1', '--rxq=1', '--txq=1'],
+        eal: [...lcores, ...ports],
+        app: [`--forward-mode=${engine}`, '--burst=32', `--txpkts=${size}`, `--nb-cores=${cores}`, `--rxq=${cores}`, `--txq=${cores}`],
         seconds,
         countTx: engine === 'txonly',
       }),
@@ -39,23 +48,35 @@ export const benchmark: Benchmark = {
     const seconds = Math.max(1, Math.round(opts.durationMs / 1000));
     const systems: System[] = dpdkTestpmd() ? ['dpkit', 'dpdk'] : ['dpkit'];
     const sizes = opts.quick ? [64] : SIZES;
-    return ENGINES.flatMap((e) => sizes.flatMap((s) => systems.map((sys) => cell(e, s, sys, opts.quick ? 2 : seconds))));
+    const secs = opts.quick ? 2 : seconds;
+    const one = ENGINES.flatMap((e) => sizes.flatMap((s) => systems.map((sys) => cell(e, s, 1, sys, secs))));
+    const two = ['io', 'macswap'].flatMap((e) => (opts.quick ? [64] : [64, 1518]).flatMap((s) => systems.map((sys) => cell(e, s, 2, sys, secs))));
+    return [...one, ...two];
   },
   summary: (results) => {
-    const table = new Table({ head: ['engine', 'size', 'dpkit Mpps', 'DPDK Mpps', 'dpkit / DPDK'], style: { head: [], border: [] } });
-    const med = (engine: string, size: number, system: string) => {
-      const r = results.find((x) => x.params['engine'] === engine && x.params['size'] === size && x.params['system'] === system);
+    const med = (engine: string, size: number, cores: number, system: string) => {
+      const r = results.find((x) => x.params['engine'] === engine && x.params['size'] === size && x.params['cores'] === cores && x.params['system'] === system);
       return r ? summarize(r.samples).median : NaN;
     };
+    const f = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
+    const table = new Table({ head: ['engine', 'size', 'lcores', 'dpkit Mpps', 'DPDK Mpps', 'dpkit / DPDK'], style: { head: [], border: [] } });
     const seen = new Set<string>();
     for (const r of results) {
-      const key = `${r.params['engine']} ${r.params['size']}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const a = med(String(r.params['engine']), Number(r.params['size']), 'dpkit');
-      const b = med(String(r.params['engine']), Number(r.params['size']), 'dpdk');
-      table.push([String(r.params['engine']), String(r.params['size']), a.toFixed(1), Number.isFinite(b) ? b.toFixed(1) : '-', Number.isFinite(b) ? (a / b).toFixed(2) : '-']);
+      const [e, s, c] = [String(r.params['engine']), Number(r.params['size']), Number(r.params['cores'])];
+      if (seen.has(`${e} ${s} ${c}`)) continue;
+      seen.add(`${e} ${s} ${c}`);
+      const a = med(e, s, c, 'dpkit');
+      const b = med(e, s, c, 'dpdk');
+      table.push([e, String(s), String(c), f(a), f(b), f(a / b, 2)]);
     }
-    return `dpkit against DPDK ${dpdkTestpmd() ? '(same run, alternating)' : '(dpdk-testpmd not installed: apt-get install dpdk-dev)'}\n${table.toString()}`;
+    const scaling = new Table({ head: ['engine', 'size', 'dpkit 2c / 1c', 'DPDK 2c / 1c'], style: { head: [], border: [] } });
+    for (const e of ['io', 'macswap']) {
+      for (const s of [64, 1518]) {
+        const a = med(e, s, 2, 'dpkit') / med(e, s, 1, 'dpkit');
+        const b = med(e, s, 2, 'dpdk') / med(e, s, 1, 'dpdk');
+        if (Number.isFinite(a)) scaling.push([e, String(s), f(a, 2), f(b, 2)]);
+      }
+    }
+    return `dpkit against DPDK ${dpdkTestpmd() ? '(same run, alternating)' : '(dpdk-testpmd not installed: apt-get install dpdk-dev)'}\n${table.toString()}\nScaling from 1 to 2 forwarding lcores\n${scaling.toString()}`;
   },
 };

@@ -56,6 +56,7 @@ describe('net_ring', () => {
       mb.freeBulk(b, 500 - sent, sent);
     }
     assert.equal(total, 1023, 'a 1024-slot ring holds 1023');
+    assert.equal(ethdev.stats(p).oerrors, 1500 - 1023, "refusals count as tx errors, as DPDK's ring PMD");
     ethdev.close(p); // drains the ring back to the pool
     assertFull(mp);
   });
@@ -93,6 +94,50 @@ describe('net_ring', () => {
     assert.throws(() => ethdev.create('net_ring4,nodeaction=r1:0:DESTROY'), /expected NAME:NODE:CREATE or NAME:NODE:ATTACH/);
     ethdev.close(b);
     ethdev.close(a);
+    assertFull(mp);
+  });
+
+  it('rss=1 spreads what it sends over its rx queues by Toeplitz hash, and stamps the hash', async () => {
+    const { Toeplitz, packetRssHash } = await import('../../src/net/rss.js');
+    const { newHdrInfo } = await import('../../src/net/headers.js');
+    const { OlFlags } = await import('../../src/mem/mbuf-layout.js');
+    const { heap, mp, ethdev, mb } = setup();
+    const p = start(ethdev, mp, ethdev.create('net_ring0,rss=1'), 4);
+    const b = heap.burst(256);
+    const flows = 200;
+    assert.equal(mp.allocBulk(b, flows), flows);
+    for (let i = 0; i < flows; i++) {
+      // Ethernet / IPv4 / UDP from 10.0.x.y:1000+i to 10.1.0.1:9
+      const f = new Uint8Array(60);
+      f[12] = 0x08;
+      f[14] = 0x45;
+      f[17] = 46;
+      f[22] = 64;
+      f[23] = 17;
+      f.set([10, 0, i >> 8, i & 0xff, 10, 1, 0, 1], 26);
+      f.set([(1000 + i) >> 8, (1000 + i) & 0xff, 0, 9, 0, 26], 34);
+      mb.write(b[i]!, f);
+    }
+    assert.equal(ethdev.txBurst(p, 0, b, flows), flows, 'rss mode takes every packet');
+    const t = new Toeplitz();
+    const info = newHdrInfo();
+    let total = 0;
+    for (let q = 0; q < 4; q++) {
+      const got = ethdev.rxBurst(p, q, b, 256);
+      assert.ok(got > 20, `queue ${q} received ${got} of ${flows}: the flows spread`);
+      for (let i = 0; i < got; i++) {
+        const h = b[i]!;
+        const expect = packetRssHash(t, mb.u8, mb.mtod(h), mb.dataLen(h), info);
+        assert.equal(mb.hash(h), expect, 'the hash lands in the mbuf');
+        assert.ok(mb.olFlags(h) & OlFlags.RX_RSS_HASH);
+        assert.equal((expect % 128) % 4, q, 'queue = RETA[hash % 128]');
+      }
+      total += got;
+      mb.freeBulk(b, got);
+    }
+    assert.equal(total, flows);
+    assert.throws(() => ethdev.create('net_ring1,rss=1,nodeaction=x:0:CREATE'), /rss=1 and nodeaction cannot be combined/);
+    ethdev.close(p);
     assertFull(mp);
   });
 });

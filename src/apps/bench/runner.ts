@@ -26,6 +26,7 @@ Options:
   --duration MS     measured window per repetition (default 1000)
   --warmup MS       warm-up before each window (default 300)
   --quick           short repetitions and fewer cases: a smoke check, not a result
+  --filter TEXT     only the cases whose name contains TEXT (comma-separated: any of them)
   --json            print JSON with every sample instead of a table
   -h, --help        this text
 `;
@@ -54,9 +55,11 @@ export interface CaseResult {
   gc: number;
 }
 
-export async function runBenchmark(name: string, opts: BenchOptions, progress: (line: string) => void = () => {}): Promise<{ benchmark: Benchmark; results: CaseResult[] }> {
+export async function runBenchmark(name: string, opts: BenchOptions, progress: (line: string) => void = () => {}, filter?: string): Promise<{ benchmark: Benchmark; results: CaseResult[] }> {
   const benchmark = await loadBenchmark(name);
-  const cases = benchmark.cases(opts);
+  const wanted = filter?.split(',').filter(Boolean);
+  const cases = benchmark.cases(opts).filter((c) => !wanted || wanted.some((w) => c.name.includes(w)));
+  if (cases.length === 0) throw new ArgError(`bench ${name}: no case matches --filter ${filter}`);
   const results: CaseResult[] = cases.map((c) => ({ name: c.name, params: c.params, unit: 'Mpps', samples: [], summary: summarize([]), gc: 0 }));
   const total = opts.reps * cases.length;
   let done = 0;
@@ -95,6 +98,7 @@ export async function benchMain(argv: string[]): Promise<number> {
       warmup: { type: 'string' },
       quick: { type: 'boolean' },
       json: { type: 'boolean' },
+      filter: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -109,7 +113,7 @@ export async function benchMain(argv: string[]): Promise<number> {
     if (values.duration !== undefined) opts.durationMs = positiveInt('--duration', values.duration);
     if (values.warmup !== undefined) opts.warmupMs = positiveInt('--warmup', values.warmup);
     const progress = (line: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${line}`);
-    const { benchmark, results } = await runBenchmark(name, opts, progress);
+    const { benchmark, results } = await runBenchmark(name, opts, progress, values.filter);
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
     if (values.json) {
       process.stdout.write(JSON.stringify({ benchmark: benchmark.name, title: benchmark.title, options: opts, machine: machineFacts(), results }, null, 2) + '\n');

@@ -85,6 +85,7 @@ export async function testpmdMain(argv: string[]): Promise<number> {
       seconds,
       burst: pmd.config.burst,
       ports: [...ports].map(([port, s]) => ({ port, ...s, nic: pmd.ethdev.stats(port) })),
+      streams: pmd.streamStats().map(({ stats: _slot, ...s }) => s),
       total,
       mpps: { rx: total.rxPackets / seconds / 1e6, tx: total.txPackets / seconds / 1e6 },
     };

@@ -14,7 +14,7 @@ import { MBUF_SIZE } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { defaultPeerMac, formatMac } from '../../net/ether.js';
 import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, type FwdPortStats, type Throughput } from './display.js';
-import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_SLOTS, defaultFwdConfig, type FwdConfig } from './fwd/engine.js';
+import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdConfig } from './fwd/engine.js';
 import { engines } from './fwd/index.js';
 import type { LcoreJob, StreamJob } from './lcore-worker.js';
 import type { PortTopology, TestpmdOptions } from './options.js';
@@ -276,6 +276,21 @@ export class Testpmd {
       for (const k of Object.keys(total) as (keyof FwdPortStats)[]) total[k] += s[k];
     }
     return { ports, total };
+  }
+
+  /** Each stream's counters since forwarding started (testpmd's fwd_stream rx/tx/dropped). */
+  streamStats(): (StreamConf & { lcore: number; rxPackets: number; txPackets: number; fwdDropped: number })[] {
+    const f64 = this.heap.f64;
+    const ids = this.fwdLcoreIds();
+    return this.streams.flatMap((list, i) =>
+      list.map((s) => ({
+        ...s,
+        lcore: ids[i]!,
+        rxPackets: f64[s.stats + FS_RX_PACKETS]!,
+        txPackets: f64[s.stats + FS_TX_PACKETS]!,
+        fwdDropped: f64[s.stats + FS_FWD_DROPPED]!,
+      })),
+    );
   }
 
   fwdStatsText(): string {

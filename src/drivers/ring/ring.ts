@@ -8,13 +8,22 @@
  *
  * Rings are single-producer / single-consumer: one lcore transmits on a
  * queue and one receives from it, as testpmd assigns them.
+ *
+ * dpkit extension, `rss=1`: the port spreads what it sends over its rx
+ * queues by the packets' Toeplitz RSS hash, as a NIC spreads what it
+ * receives, and stores the hash in each mbuf (RX_RSS_HASH). Its rings are
+ * then multi-producer, since every tx queue may feed every rx ring; packets
+ * an rx ring has no room for are dropped and counted as tx errors.
  */
 import { ArgError } from '../../errors.js';
+import { boolArg } from '../../ethdev/devargs.js';
+import { newHdrInfo } from '../../net/headers.js';
+import { RETA_SIZE, Toeplitz, packetRssHash } from '../../net/rss.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
-import { RXQ_BYTES, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
+import { RXQ_BYTES, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats.js';
 import type { Heap } from '../../mem/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
-import { MBUF_WORD_SHIFT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
+import { MBUF_WORD_SHIFT, OlFlags, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Ring, type RingDescriptor } from '../../ring/ring.js';
 import { vdevMac } from '../mac.js';
 
@@ -27,6 +36,8 @@ interface RingQueueDesc extends QueueDescriptor {
   driver: 'net_ring';
   ring: RingDescriptor;
   stats: number;
+  /** With rss=1, a tx queue's target rings (the port's rx rings), by queue. */
+  rssRings?: RingDescriptor[];
 }
 
 class RingRxQueue implements RxQueue {
@@ -62,6 +73,7 @@ class RingTxQueue implements TxQueue {
   private readonly ring: Ring;
   private readonly f64: Float64Array;
   private readonly u32: Uint32Array;
+  private readonly rss: RssSpreader | null;
 
   constructor(
     heap: Heap,
@@ -70,10 +82,14 @@ class RingTxQueue implements TxQueue {
     this.ring = Ring.attach(heap, d.ring);
     this.f64 = heap.f64;
     this.u32 = heap.u32;
+    this.rss = d.rssRings ? new RssSpreader(heap, d.rssRings) : null;
   }
 
   txBurst(burst: Uint32Array, n: number): number {
+    if (this.rss !== null) return this.rssBurst(burst, n);
     const sent = this.ring.enqueueBurst(burst, n);
+    // As DPDK's ring PMD: what a full ring refuses counts as tx errors (the caller still owns it).
+    if (sent < n) this.f64[this.d.stats + TXQ_ERRORS] += n - sent;
     if (sent === 0) return 0;
     let bytes = 0;
     for (let i = 0; i < sent; i++) bytes += this.u32[(burst[i]! << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
@@ -82,8 +98,62 @@ class RingTxQueue implements TxQueue {
     return sent;
   }
 
+  /** rss=1: every packet is taken; those their rx ring cannot hold are dropped (tx errors). */
+  private rssBurst(burst: Uint32Array, n: number): number {
+    let bytes = 0;
+    for (let i = 0; i < n; i++) bytes += this.u32[(burst[i]! << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+    const dropped = this.rss!.spread(burst, n);
+    this.f64[this.d.stats + TXQ_PACKETS] += n;
+    this.f64[this.d.stats + TXQ_BYTES] += bytes;
+    if (dropped > 0) this.f64[this.d.stats + TXQ_ERRORS] += dropped;
+    return n;
+  }
+
   descriptor(): RingQueueDesc {
     return this.d;
+  }
+}
+
+/** Hashes each packet, stamps the hash in the mbuf and enqueues it on its rx ring by RETA. */
+class RssSpreader {
+  private readonly rings: Ring[];
+  private readonly toeplitz = new Toeplitz();
+  private readonly info = newHdrInfo();
+  private readonly queueOf = new Uint16Array(512);
+  private readonly scratch = new Uint32Array(512);
+  private readonly mb: Mbufs;
+
+  constructor(heap: Heap, rings: RingDescriptor[]) {
+    this.rings = rings.map((r) => Ring.attach(heap, r));
+    this.mb = new Mbufs(heap);
+  }
+
+  /** @returns how many packets were dropped (and freed) for lack of room. */
+  spread(burst: Uint32Array, n: number): number {
+    const mb = this.mb;
+    const nbq = this.rings.length;
+    let dropped = 0;
+    for (let start = 0; start < n; start += 512) {
+      const m = Math.min(512, n - start);
+      for (let i = 0; i < m; i++) {
+        const h = burst[start + i]!;
+        const hash = packetRssHash(this.toeplitz, mb.u8, mb.mtod(h), mb.dataLen(h), this.info);
+        mb.setHash(h, hash);
+        mb.setOlFlags(h, mb.olFlags(h) | OlFlags.RX_RSS_HASH);
+        this.queueOf[i] = (hash % RETA_SIZE) % nbq;
+      }
+      for (let q = 0; q < nbq; q++) {
+        let k = 0;
+        for (let i = 0; i < m; i++) if (this.queueOf[i] === q) this.scratch[k++] = burst[start + i]!;
+        if (k === 0) continue;
+        const sent = this.rings[q]!.enqueueBurst(this.scratch, k);
+        if (sent < k) {
+          mb.freeBulk(this.scratch, k - sent, sent);
+          dropped += k - sent;
+        }
+      }
+    }
+    return dropped;
   }
 }
 
@@ -96,6 +166,8 @@ class RingDriver implements EthDriver {
   /** Rings this port created and must drain on close. */
   private readonly owned: Ring[] = [];
   private readonly mac: Uint8Array;
+  private readonly rss: boolean;
+  private nbRxq = 0;
 
   constructor(
     private readonly ctx: DriverContext,
@@ -103,6 +175,8 @@ class RingDriver implements EthDriver {
     tx?: Ring[],
   ) {
     this.mac = vdevMac(ctx.name);
+    this.rss = boolArg(ctx.name, ctx.args, 'rss');
+    if (this.rss && ctx.args.has('nodeaction')) throw new ArgError(`${ctx.name}: rss=1 and nodeaction cannot be combined`);
     this.rxRings = rx ?? [];
     this.txRings = tx ?? [];
     const action = ctx.args.get('nodeaction');
@@ -131,7 +205,7 @@ class RingDriver implements EthDriver {
   private createRings(name: string, n: number): Ring[] {
     const rings: Ring[] = [];
     for (let i = 0; i < n; i++) {
-      const r = Ring.create(this.ctx.heap, { name: `ETH_RXTX${i}_${name}`, count: RING_SIZE, sp: true, sc: true });
+      const r = Ring.create(this.ctx.heap, { name: `ETH_RXTX${i}_${name}`, count: RING_SIZE, sp: !this.rss, sc: true });
       rings.push(r);
       this.owned.push(r);
     }
@@ -149,12 +223,13 @@ class RingDriver implements EthDriver {
   }
 
   configure(nbRxq: number, nbTxq: number): void {
+    this.nbRxq = nbRxq;
     // A plain `net_ringN` loops each queue back to itself: one ring per queue, rx = tx.
     if (this.rxRings.length === 0 && this.txRings.length === 0) {
       this.rxRings = this.txRings = this.createRings(this.ctx.name, Math.max(nbRxq, nbTxq));
     }
     while (this.rxRings === this.txRings && this.rxRings.length < Math.max(nbRxq, nbTxq) && this.owned.length > 0) {
-      const r = Ring.create(this.ctx.heap, { name: `ETH_RXTX${this.rxRings.length}_${this.ctx.name}`, count: RING_SIZE, sp: true, sc: true });
+      const r = Ring.create(this.ctx.heap, { name: `ETH_RXTX${this.rxRings.length}_${this.ctx.name}`, count: RING_SIZE, sp: !this.rss, sc: true });
       this.rxRings.push(r);
       this.owned.push(r);
     }
@@ -169,7 +244,8 @@ class RingDriver implements EthDriver {
   txQueueSetup(q: number, _nbDesc: number, _conf: object, stats: number): TxQueue {
     const ring = this.txRings[q];
     if (!ring) throw new ArgError(`${this.ctx.name}: no ring for tx queue ${q}`);
-    return new RingTxQueue(this.ctx.heap, { driver: 'net_ring', ring: ring.descriptor(), stats });
+    const rssRings = this.rss ? this.rxRings.slice(0, this.nbRxq).map((r) => r.descriptor()) : undefined;
+    return new RingTxQueue(this.ctx.heap, { driver: 'net_ring', ring: ring.descriptor(), stats, ...(rssRings ? { rssRings } : {}) });
   }
 
   start(): void {}
@@ -195,7 +271,7 @@ class RingDriver implements EthDriver {
 
 export const netRing: DriverSpec = {
   name: 'net_ring',
-  keys: ['nodeaction'],
+  keys: ['nodeaction', 'rss'],
   create: (ctx) => new RingDriver(ctx),
   openRxQueue: (heap, d) => new RingRxQueue(heap, d as RingQueueDesc),
   openTxQueue: (heap, d) => new RingTxQueue(heap, d as RingQueueDesc),

@@ -17,7 +17,11 @@ interface Json {
   forwardMode: string;
   total: { rxPackets: number; txPackets: number; txDropped: number; rxDropped: number };
   ports: { port: number; rxPackets: number; txPackets: number; txDropped: number; nic: { ipackets: number; opackets: number } }[];
+  streams: { lcore: number; rxPort: number; txPort: number; rxPackets: number; txPackets: number; fwdDropped: number }[];
 }
+
+/** Engines that send on what they receive: every stream's rx = tx + dropped. */
+const FORWARDING = new Set(['io', 'mac', 'macswap', '5tswap', 'csum']);
 
 describe('dpkit testpmd', () => {
   it('runs with no arguments at all: io on two net_null ports (the README command)', () => {
@@ -51,8 +55,23 @@ describe('dpkit testpmd', () => {
       assert.ok(mode === 'txonly' || mode === 'flowgen' ? j.total.txPackets > 0 : j.total.rxPackets > 0, 'packets moved');
       check(j);
       for (const p of j.ports) assert.equal(p.rxPackets, p.nic.ipackets, 'forward stats agree with the port counters');
+      assert.equal(j.streams.length, 2);
+      if (FORWARDING.has(mode)) for (const s of j.streams) assert.equal(s.rxPackets, s.txPackets + s.fwdDropped, `stream ${s.rxPort}->${s.txPort}`);
     });
   }
+
+  it('forwards on 2 lcores with 2 queues per port: every stream delivers what it receives', () => {
+    const r = testpmd(args(`-l 0-2 -- --nb-cores=2 --rxq=2 --txq=2 --duration=0.5 --json ${SMALL}`));
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout) as Json;
+    assert.equal(j.streams.length, 4);
+    assert.deepEqual([...new Set(j.streams.map((s) => s.lcore))].sort(), [1, 2], 'streams on both lcores');
+    for (const s of j.streams) {
+      assert.ok(s.rxPackets > 0);
+      assert.equal(s.rxPackets, s.txPackets + s.fwdDropped);
+    }
+    assert.equal(j.total.rxPackets, j.total.txPackets + j.total.txDropped);
+  });
 
   it('keeps packets circulating between looped net_ring ports after --tx-first, and drains them at exit', () => {
     const r = testpmd(args(`--vdev net_ring0 --vdev net_ring1 -- --tx-first --duration=0.4 --json ${SMALL}`));
@@ -91,6 +110,12 @@ describe('dpkit testpmd', () => {
     assert.equal(code, 0);
     assert.match(out, /Signal 2 received, preparing to exit\.\.\./);
     assert.match(out, /Forward statistics for port 1/);
+  });
+
+  it('survives repeated start/stop from the shell with the pool full at quit', () => {
+    const r = testpmd(args(`-- -i ${SMALL}`), 'start\nstop\nstart tx_first\nstop\nset fwd txonly\nstart\nstop\nquit\n');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.match(/Accumulated forward statistics/g)?.length, 3);
   });
 
   it('runs the interactive shell from stdin: start, stats while forwarding, stop, quit', async () => {
