@@ -1,4 +1,5 @@
 import type { Worker } from 'node:worker_threads';
+import type { Ethdev } from '../src/ethdev/ethdev.js';
 import { Heap } from '../src/mem/heap.js';
 import { Mbufs } from '../src/mem/mbuf.js';
 import { Mempool, type MempoolOptions } from '../src/mem/mempool.js';
@@ -45,4 +46,15 @@ export async function joinWorkers<T = unknown>(workers: Worker[], ms = 120_000):
     clearTimeout(timer);
     await Promise.all(workers.map((w) => w.terminate()));
   }
+}
+
+/** Gives port `p` `queues` rx and tx queues (default descriptors, rx from `pool`) and starts it. @returns p */
+export function portUp(ethdev: Ethdev, pool: Mempool, p: number, queues = 1): number {
+  ethdev.configure(p, queues, queues);
+  for (let q = 0; q < queues; q++) {
+    ethdev.rxQueueSetup(p, q, 0, pool);
+    ethdev.txQueueSetup(p, q, 0);
+  }
+  ethdev.start(p);
+  return p;
 }

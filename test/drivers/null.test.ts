@@ -6,7 +6,7 @@ import { Heap } from '../../src/mem/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { PORT_INVALID } from '../../src/mem/mbuf-layout.js';
-import { assertFull } from '../helpers.js';
+import { assertFull, portUp } from '../helpers.js';
 
 for (const datapath of ['wasm', 'ts'] as const) {
   describe(`net_null (${datapath} datapath)`, () => {
@@ -15,11 +15,7 @@ for (const datapath of ['wasm', 'ts'] as const) {
       const mp = Mempool.create(heap, { name: 'pool', n: 512, cacheSize: 32 });
       const ethdev = new Ethdev(heap, drivers);
       ethdev.create('net_null9'); // port 0, so the port under test is 1
-      const p = ethdev.create(devargs);
-      ethdev.configure(p, 1, 1);
-      ethdev.rxQueueSetup(p, 0, 0, mp);
-      ethdev.txQueueSetup(p, 0, 0);
-      ethdev.start(p);
+      const p = portUp(ethdev, mp, ethdev.create(devargs));
       return { heap, mp, ethdev, p, mb: new Mbufs(heap), burst: heap.burst(64) };
     };
 

@@ -7,7 +7,7 @@ import { Heap } from '../../src/mem/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { Ring } from '../../src/ring/ring.js';
-import { assertFull } from '../helpers.js';
+import { assertFull, portUp } from '../helpers.js';
 
 function setup() {
   const heap = Heap.create({ size: 16 << 20 });
@@ -15,15 +15,7 @@ function setup() {
   return { heap, mp, ethdev: new Ethdev(heap, drivers), mb: new Mbufs(heap) };
 }
 
-function start(ethdev: Ethdev, mp: Mempool, p: number, queues = 1): number {
-  ethdev.configure(p, queues, queues);
-  for (let q = 0; q < queues; q++) {
-    ethdev.rxQueueSetup(p, q, 0, mp);
-    ethdev.txQueueSetup(p, q, 0);
-  }
-  ethdev.start(p);
-  return p;
-}
+const start = portUp;
 
 describe('net_ring', () => {
   it('loops each queue back: what a queue sends, the same queue receives, in order', () => {

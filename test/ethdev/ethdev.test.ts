@@ -7,7 +7,7 @@ import { checkTxThresholds, Ethdev, PortStateError } from '../../src/ethdev/ethd
 import { Heap } from '../../src/mem/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
-import { assertFull } from '../helpers.js';
+import { assertFull, portUp } from '../helpers.js';
 
 function setup() {
   const heap = Heap.create({ size: 32 << 20 });
@@ -17,14 +17,7 @@ function setup() {
 }
 
 function up(ethdev: Ethdev, mp: Mempool, devargs: string, queues = 1): number {
-  const p = ethdev.create(devargs);
-  ethdev.configure(p, queues, queues);
-  for (let q = 0; q < queues; q++) {
-    ethdev.rxQueueSetup(p, q, 0, mp);
-    ethdev.txQueueSetup(p, q, 0);
-  }
-  ethdev.start(p);
-  return p;
+  return portUp(ethdev, mp, ethdev.create(devargs), queues);
 }
 
 describe('devargs', () => {

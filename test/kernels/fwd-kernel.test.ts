@@ -8,20 +8,14 @@ import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { Heap } from '../../src/mem/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
-import { assertFull } from '../helpers.js';
+import { assertFull, portUp } from '../helpers.js';
 
 /** The same ports and pool on one datapath: net_ring0 (looped) and net_null0,size=… */
 function side(datapath: 'wasm' | 'ts', nullSize: number) {
   const heap = Heap.create({ size: 32 << 20, datapath });
   const pool = Mempool.create(heap, { name: 'pool', n: 2048, cacheSize: 64, dataRoomSize: 128 + 1600 });
   const ethdev = new Ethdev(heap, drivers);
-  for (const name of ['net_ring0', `net_null0,size=${nullSize}`]) {
-    const p = ethdev.create(name);
-    ethdev.configure(p, 1, 1);
-    ethdev.rxQueueSetup(p, 0, 0, pool);
-    ethdev.txQueueSetup(p, 0, 0);
-    ethdev.start(p);
-  }
+  for (const name of ['net_ring0', `net_null0,size=${nullSize}`]) portUp(ethdev, pool, ethdev.create(name));
   const mb = new Mbufs(heap);
   return { heap, pool, ethdev, mb };
 }

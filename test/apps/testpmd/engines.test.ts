@@ -9,7 +9,7 @@ import { Heap } from '../../../src/mem/heap.js';
 import { Mbufs } from '../../../src/mem/mbuf.js';
 import { OlFlags, OlFlagsHi } from '../../../src/mem/mbuf-layout.js';
 import { Mempool } from '../../../src/mem/mempool.js';
-import { assertFull } from '../../helpers.js';
+import { assertFull, portUp } from '../../helpers.js';
 
 const PEER = Uint8Array.of(2, 0, 0, 0, 0, 1);
 const A = Uint8Array.of(0xaa, 1, 2, 3, 4, 5);
@@ -20,13 +20,7 @@ function bench(mode: string, tweak: (c: ReturnType<typeof defaultFwdConfig>) => 
   const heap = Heap.create({ size: 32 << 20 });
   const pool = Mempool.create(heap, { name: 'pool', n: 2048, cacheSize: 64 });
   const ethdev = new Ethdev(heap, drivers);
-  for (const name of ['net_ring0', 'net_ring1']) {
-    const p = ethdev.create(name);
-    ethdev.configure(p, 1, 1);
-    ethdev.rxQueueSetup(p, 0, 0, pool);
-    ethdev.txQueueSetup(p, 0, 0);
-    ethdev.start(p);
-  }
+  for (const name of ['net_ring0', 'net_ring1']) portUp(ethdev, pool, ethdev.create(name));
   const mb = new Mbufs(heap);
   const config = defaultFwdConfig();
   tweak(config);

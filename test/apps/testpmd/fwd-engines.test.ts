@@ -14,6 +14,7 @@ import { Mbufs } from '../../../src/mem/mbuf.js';
 import { OlFlags, OlFlagsHi } from '../../../src/mem/mbuf-layout.js';
 import { Mempool } from '../../../src/mem/mempool.js';
 import { IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP } from '../../../src/net/headers.js';
+import { portUp } from '../../helpers.js';
 
 // ---- packet building and an independent checksum reference ------------------------------
 
@@ -100,12 +101,7 @@ function rig(opts: { poolSize?: number } = {}) {
   const pool = Mempool.create(heap, { name: 'fwd_pool', n: opts.poolSize ?? 512, cacheSize: 32 });
   const ethdev = new Ethdev(heap, drivers);
   const ports = [ethdev.create('net_ring0'), ethdev.create('net_ring1')];
-  for (const p of ports) {
-    ethdev.configure(p, 1, 1);
-    ethdev.rxQueueSetup(p, 0, 0, pool);
-    ethdev.txQueueSetup(p, 0, 0);
-    ethdev.start(p);
-  }
+  for (const p of ports) portUp(ethdev, pool, p);
   const fs: FwdStream = {
     rxPort: 0,
     rxQueue: 0,
