@@ -17,11 +17,15 @@ export interface MbufKernel {
   freeBulk(objs: number, n: number, lcore: number): number;
 }
 
+export type MacswapKernelFn = (objs: number, n: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number, setVlan: number, setQinq: number) => void;
+
 export interface FwdKernel {
   /** See src/kernels/as/fwd.ts. */
   rxFill(objs: number, n: number, len: number, port: number): void;
   pktLenSum(objs: number, n: number): number;
-  macswap(objs: number, n: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number, setVlan: number, setQinq: number): void;
+  macswap: MacswapKernelFn;
+  macswapOfl: MacswapKernelFn;
+  macswapInterleave: MacswapKernelFn;
   macFwd(objs: number, n: number, w0: number, w1: number, w2: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number): void;
   txonlyFill(
     objs: number,

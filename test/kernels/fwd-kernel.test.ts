@@ -28,7 +28,8 @@ function snapshot(mb: Mbufs, h: number) {
   };
 }
 
-it('rxFill, pktLenSum and macswap kernels do what their TypeScript twins do', () => {
+for (const variant of ['simd', 'simd-ofl', 'simd-interleave'] as const)
+it(`rxFill, pktLenSum and the ${variant} macswap kernel do what their TypeScript twins do`, () => {
   const sides = [side('wasm', 77), side('ts', 77)];
   assert.ok(sides[0]!.heap.kernels && !sides[1]!.heap.kernels);
   let rng = 7;
@@ -53,7 +54,7 @@ it('rxFill, pktLenSum and macswap kernels do what their TypeScript twins do', ()
         s.mb.setTxOffload(h, flags[i]![2]! & 0x7f, 300, 44);
       }
       s.ethdev.txBurst(0, 0, b, n);
-      const config = { ...defaultFwdConfig(), txOffloads: offloads, vlanTci: 100 + round, vlanTciOuter: 200 + round };
+      const config = { ...defaultFwdConfig(), txOffloads: offloads, vlanTci: 100 + round, vlanTciOuter: 200 + round, macswapKernel: variant };
       const ctx: FwdContext = { heap: s.heap, mb: s.mb, pool: s.pool, burst: s.heap.burst(512), config };
       const fs: FwdStream = { rxPort: 0, rxQueue: 0, txPort: 0, txQueue: 0, rxq: s.ethdev.rxQueue(0, 0), txq: s.ethdev.txQueue(0, 0), stats: s.heap.reserve(64) >>> 3, txMac: new Uint8Array(6), peerMac: new Uint8Array(6) };
       macswap(ctx).fwd(fs); // receives from the ring and sends back into it

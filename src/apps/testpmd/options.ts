@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ArgError } from '../../errors.js';
 import { parseMac } from '../../net/ether.js';
-import { MAX_PKT_BURST } from './fwd/engine.js';
+import { MACSWAP_VARIANTS, MAX_PKT_BURST, type MacswapVariant } from './fwd/engine.js';
 
 export type PortTopology = 'paired' | 'chained' | 'loop';
 
@@ -45,6 +45,8 @@ export interface TestpmdOptions {
   json: boolean;
   /** dpkit: 'wasm' (default) or 'ts' for the TypeScript twins of the kernels. */
   datapath: 'wasm' | 'ts';
+  /** dpkit: macswap's variant (seeds 000/001). */
+  macswapKernel: MacswapVariant;
   /** One line each: options accepted for compatibility that change nothing here. */
   notes: string[];
 }
@@ -84,6 +86,7 @@ dpkit options:
   --duration=S           forward S seconds, print the final statistics, exit
   --json                 final statistics as JSON on stdout (messages go to stderr)
   --datapath=wasm|ts     WebAssembly kernels (default) or their TypeScript twins
+  --macswap-kernel=V     scalar, simd (default), simd-ofl, simd-interleave (seeds 000/001)
 `;
 
 const EAL_IGNORED = ['no-huge', 'no-pci', 'in-memory', 'no-shconf', 'no-telemetry'] as const;
@@ -149,6 +152,7 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
       duration: { type: 'string' },
       json: { type: 'boolean' },
       datapath: { type: 'string' },
+      'macswap-kernel': { type: 'string' },
       ...Object.fromEntries(TESTPMD_IGNORED.map((k) => [k, { type: 'boolean' as const }])),
     },
   }).values as Record<string, string | boolean | string[] | undefined>;
@@ -179,6 +183,8 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
   const datapath = str('datapath') ?? 'wasm';
   if (datapath !== 'wasm' && datapath !== 'ts') throw new ArgError(`--datapath=${datapath}: expected wasm or ts`);
 
+  const macswapKernel = (str('macswap-kernel') ?? 'simd') as MacswapVariant;
+  if (!MACSWAP_VARIANTS.includes(macswapKernel)) throw new ArgError(`--macswap-kernel=${macswapKernel}: expected ${MACSWAP_VARIANTS.join(', ')}`);
   const txPkts = str('txpkts') === undefined ? [64] : str('txpkts')!.split(',').map((s) => int('--txpkts', s, 1, 0xffff));
   const mbufSize = str('mbuf-size') === undefined ? 2176 : int('--mbuf-size', str('mbuf-size')!.split(',')[0]!, 64, 0xffff);
   const duration = str('duration') === undefined ? 0 : num('--duration', str('duration')!, 0.001, 86400 * 365);
@@ -213,6 +219,7 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
     duration,
     json: a['json'] === true,
     datapath,
+    macswapKernel,
     notes,
   };
 }

@@ -113,6 +113,7 @@ export class Testpmd {
       txPkts: opts.txPkts,
       txOnlyMultiFlow: opts.txOnlyMultiFlow,
       flowgenFlows: opts.flowgenFlows,
+      macswapKernel: opts.macswapKernel,
     };
     if (opts.txIp) [this.config.txIpSrc, this.config.txIpDst] = opts.txIp;
     if (opts.txUdp) [this.config.txUdpSrc, this.config.txUdpDst] = opts.txUdp;

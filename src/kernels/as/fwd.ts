@@ -43,36 +43,124 @@ export function pktLenSum(objs: u32, n: u32): u32 {
   return sum;
 }
 
-/**
- * macswap (twin: fwd/macswap.ts): swap Ethernet source and destination with
- * one 16-byte load, shuffle and store per packet (the SSE macswap of seed
- * 000), then set the tx fields as do_macswap's mbuf_field_set: rx flags
- * cleared, tx flags = `olHi` on top of the kept buffer-kind bits, l2/l3
- * lengths 14/20 (l4 kept), VLAN ids when the flags ask for them.
- * A packet with fewer than 16 bytes of buffer after its data start takes the
- * 12-byte scalar path, so the vector store never leaves the buffer.
- */
+// ---- macswap, in the variants of seeds 000/001 --------------------------
+// Every variant leaves the same bytes and metadata (test/kernels compares
+// them with the TypeScript twin in fwd/macswap.ts); they differ only in the
+// order of the work, which is what the seeds measured:
+//   simd            load, shuffle, store per packet; offload fields after
+//   simd-ofl        offload fields first (patch 2/3: the mbuf's line while
+//                   the packet's line loads)
+//   simd-interleave 4 packets at a time: 4 loads interleaved with 4 field
+//                   sets, then 4 shuffles, then 4 stores (patch 3/3)
+// A packet with fewer than 16 bytes of buffer after its data start takes a
+// 12-byte scalar swap, so a vector store never leaves the buffer.
+
+/** The mbuf_field_set of do_macswap: rx flags cleared, tx flags, l2/l3 lengths 14/20 (l4 kept), VLAN ids when asked. */
+@inline
+function fieldSet(r: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32, setVlan: u32, setQinq: u32): void {
+  store<u32>(r, 0, M_OL_FLAGS);
+  store<u32>(r, (load<u32>(r, M_OL_FLAGS_HI) & keepHi) | olHi, M_OL_FLAGS_HI);
+  store<u32>(r, (load<u32>(r, M_TX_OFFLOAD) & 0xff00) | 14 | (20 << 16), M_TX_OFFLOAD);
+  if (setVlan) store<u16>(r, <u16>vlan, M_VLAN_TCI);
+  if (setQinq) store<u16>(r, <u16>vlanOuter, M_VLAN_TCI_OUTER);
+}
+
+/** Heap offset of the packet data of record `r`. */
+@inline
+function dataAddr(r: u32): u32 {
+  return load<u32>(r, M_BUF_ADDR) + <u32>load<u16>(r, M_DATA_OFF);
+}
+
+/** At least 16 bytes of buffer from the data start: a 16-byte vector store stays inside. */
+@inline
+function roomy(r: u32): bool {
+  return <u32>load<u16>(r, M_BUF_LEN) - <u32>load<u16>(r, M_DATA_OFF) >= 16;
+}
+
+@inline
+function swapScalar(p: u32): void {
+  const d0 = load<u32>(p);
+  const d1 = load<u16>(p, 4);
+  store<u32>(p, load<u32>(p, 6));
+  store<u16>(p, load<u16>(p, 10), 4);
+  store<u32>(p, d0, 6);
+  store<u16>(p, d1, 10);
+}
+
+@inline
+function swapVector(p: u32): void {
+  const v = v128.load(p);
+  v128.store(p, i8x16.shuffle(v, v, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15));
+}
+
+/** Swaps one packet's addresses: vector when there is room, else scalar. */
+@inline
+function swap(r: u32): void {
+  const p = dataAddr(r);
+  if (roomy(r)) swapVector(p);
+  else swapScalar(p);
+}
+
+/** macswap, variant simd: the default shape before the seeds' patches. */
 export function macswap(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32, setVlan: u32, setQinq: u32): void {
   for (let i: u32 = 0; i < n; i++) {
     const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
-    const off = <u32>load<u16>(r, M_DATA_OFF);
-    const p = load<u32>(r, M_BUF_ADDR) + off;
-    if (<u32>load<u16>(r, M_BUF_LEN) - off >= 16) {
-      const v = v128.load(p);
-      v128.store(p, i8x16.shuffle(v, v, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15));
-    } else {
-      const d0 = load<u32>(p);
-      const d1 = load<u16>(p, 4);
-      store<u32>(p, load<u32>(p, 6));
-      store<u16>(p, load<u16>(p, 10), 4);
-      store<u32>(p, d0, 6);
-      store<u16>(p, d1, 10);
+    swap(r);
+    fieldSet(r, olHi, keepHi, vlan, vlanOuter, setVlan, setQinq);
+  }
+}
+
+/** macswap, variant simd-ofl: offload fields before the header work (patch 2/3). */
+export function macswapOfl(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32, setVlan: u32, setQinq: u32): void {
+  for (let i: u32 = 0; i < n; i++) {
+    const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
+    fieldSet(r, olHi, keepHi, vlan, vlanOuter, setVlan, setQinq);
+    swap(r);
+  }
+}
+
+/** macswap, variant simd-interleave: four packets at a time, loads, shuffles and stores interleaved (patch 3/3). */
+export function macswapInterleave(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32, setVlan: u32, setQinq: u32): void {
+  let i: u32 = 0;
+  for (; i + 4 <= n; i += 4) {
+    const r0 = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
+    const r1 = load<u32>(objs + ((i + 1) << 2)) << MBUF_SHIFT;
+    const r2 = load<u32>(objs + ((i + 2) << 2)) << MBUF_SHIFT;
+    const r3 = load<u32>(objs + ((i + 3) << 2)) << MBUF_SHIFT;
+    if (!(roomy(r0) && roomy(r1) && roomy(r2) && roomy(r3))) {
+      // A short buffer tail among the four: do them one by one.
+      for (let k: u32 = 0; k < 4; k++) {
+        const r = load<u32>(objs + ((i + k) << 2)) << MBUF_SHIFT;
+        swap(r);
+        fieldSet(r, olHi, keepHi, vlan, vlanOuter, setVlan, setQinq);
+      }
+      continue;
     }
-    store<u32>(r, 0, M_OL_FLAGS);
-    store<u32>(r, (load<u32>(r, M_OL_FLAGS_HI) & keepHi) | olHi, M_OL_FLAGS_HI);
-    store<u32>(r, (load<u32>(r, M_TX_OFFLOAD) & 0xff00) | 14 | (20 << 16), M_TX_OFFLOAD);
-    if (setVlan) store<u16>(r, <u16>vlan, M_VLAN_TCI);
-    if (setQinq) store<u16>(r, <u16>vlanOuter, M_VLAN_TCI_OUTER);
+    const p0 = dataAddr(r0);
+    const p1 = dataAddr(r1);
+    const p2 = dataAddr(r2);
+    const p3 = dataAddr(r3);
+    const a0 = v128.load(p0);
+    fieldSet(r0, olHi, keepHi, vlan, vlanOuter, setVlan, setQinq);
+    const a1 = v128.load(p1);
+    fieldSet(r1, olHi, keepHi, vlan, vlanOuter, setVlan, setQinq);
+    const s0 = i8x16.shuffle(a0, a0, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
+    const a2 = v128.load(p2);
+    fieldSet(r2, olHi, keepHi, vlan, vlanOuter, setVlan, setQinq);
+    const s1 = i8x16.shuffle(a1, a1, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
+    const a3 = v128.load(p3);
+    fieldSet(r3, olHi, keepHi, vlan, vlanOuter, setVlan, setQinq);
+    const s2 = i8x16.shuffle(a2, a2, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
+    const s3 = i8x16.shuffle(a3, a3, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
+    v128.store(p0, s0);
+    v128.store(p1, s1);
+    v128.store(p2, s2);
+    v128.store(p3, s3);
+  }
+  for (; i < n; i++) {
+    const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
+    swap(r);
+    fieldSet(r, olHi, keepHi, vlan, vlanOuter, setVlan, setQinq);
   }
 }
 

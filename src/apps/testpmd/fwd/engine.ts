@@ -54,7 +54,13 @@ export interface FwdConfig {
   txOffloads: number;
   vlanTci: number;
   vlanTciOuter: number;
+  /** macswap's implementation: the TypeScript twin or one of the wasm variants of seeds 000/001. */
+  macswapKernel: MacswapVariant;
 }
+
+/** `--macswap-kernel`: scalar (TypeScript), simd, simd-ofl (offload fields first), simd-interleave (4 at a time). */
+export const MACSWAP_VARIANTS = ['scalar', 'simd', 'simd-ofl', 'simd-interleave'] as const;
+export type MacswapVariant = (typeof MACSWAP_VARIANTS)[number];
 
 export function defaultFwdConfig(): FwdConfig {
   return {
@@ -69,6 +75,7 @@ export function defaultFwdConfig(): FwdConfig {
     txOffloads: 0,
     vlanTci: 0,
     vlanTciOuter: 0,
+    macswapKernel: 'simd',
   };
 }
 

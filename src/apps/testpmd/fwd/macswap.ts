@@ -1,6 +1,11 @@
 /**
  * macswap: swap each packet's Ethernet source and destination (testpmd's
- * macswap, scalar variant), then set the tx fields as do_macswap does.
+ * macswap), then set the tx fields as do_macswap does. The work runs in the
+ * wasm variant `config.macswapKernel` names (see src/kernels/as/fwd.ts);
+ * `scalar`, the TypeScript datapath, or a burst outside the heap take the
+ * TypeScript twin below. Like DPDK's SSE macswap, the vector variants load
+ * 16 bytes per packet: two mbufs of one burst sharing data (clones) are not
+ * supported by the interleaved variant, which loads before it stores.
  */
 import { ETHER_HDR_LEN } from '../../../net/ether.js';
 import { H_DATA_OFF, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_WORD_SHIFT, OlFlagsHi, W_BUF_ADDR, W_OL_FLAGS, W_OL_FLAGS_HI, W_TX_OFFLOAD } from '../../../mem/mbuf-layout.js';
@@ -18,7 +23,9 @@ export function macswap(ctx: FwdContext): FwdEngine {
   const dv = ctx.heap.view;
   const burst = ctx.burst;
   const olHi = txOlFlagsHi(ctx.config);
-  const kernel = ctx.heap.kernels?.fwd ?? null;
+  const k = ctx.heap.kernels?.fwd ?? null;
+  const variant = ctx.config.macswapKernel;
+  const kernel = k === null || variant === 'scalar' ? null : variant === 'simd-ofl' ? k.macswapOfl : variant === 'simd-interleave' ? k.macswapInterleave : k.macswap;
   const inHeap = burst.buffer === ctx.heap.buffer;
   const setVlan = olHi & OlFlagsHi.TX_VLAN ? 1 : 0;
   const setQinq = olHi & OlFlagsHi.TX_QINQ ? 1 : 0;
@@ -30,7 +37,7 @@ export function macswap(ctx: FwdContext): FwdEngine {
       const vlan = ctx.config.vlanTci;
       const vlanOuter = ctx.config.vlanTciOuter;
       if (kernel !== null && inHeap) {
-        kernel.macswap(burst.byteOffset, n, olHi, KEEP_HI, vlan, vlanOuter, setVlan, setQinq);
+        kernel(burst.byteOffset, n, olHi, KEEP_HI, vlan, vlanOuter, setVlan, setQinq);
         transmit(ctx, fs, n);
         return;
       }
