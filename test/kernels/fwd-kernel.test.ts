@@ -33,7 +33,8 @@ it(`rxFill, pktLenSum and the ${variant} macswap kernel do what their TypeScript
   const sides = [side('wasm', 77), side('ts', 77)];
   assert.ok(sides[0]!.heap.kernels && !sides[1]!.heap.kernels);
   let rng = 7;
-  const rand = (n: number) => ((rng = (Math.imul(rng, 1103515245) + 12345) & 0x7fffffff) % n);
+  // The high bits: an LCG's low bits cycle with a short period (rand(4) would repeat every 4 calls).
+  const rand = (n: number) => ((rng = (Math.imul(rng, 1103515245) + 12345) & 0x7fffffff) >>> 8) % n;
   for (let round = 0; round < 200; round++) {
     const n = 1 + rand(40);
     const lens = Array.from({ length: n }, () => 14 + rand(1500));

@@ -87,7 +87,7 @@ describe('mbuf kernel', () => {
     let rng = 42;
     const rand = (n: number) => {
       rng = (Math.imul(rng, 1103515245) + 12345) & 0x7fffffff;
-      return rng % n;
+      return (rng >>> 8) % n; // high bits: the low ones cycle with a short period
     };
     let kernelAllocs = 0;
     for (let step = 0; step < 3000; step++) {
