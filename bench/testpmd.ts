@@ -12,32 +12,13 @@
  * lcore workers float over the same 2 cores (the main thread sleeps while
  * they forward). Both carry the same handicap.
  */
-import { dpdkTestpmd, runTestpmd, type System } from '../src/apps/bench/testpmd-run.js';
+import { dpdkTestpmd, testpmdCase, type System } from '../src/apps/bench/testpmd-run.js';
 import { summarize } from '../src/apps/bench/stats.js';
-import type { Benchmark, BenchCase } from '../src/apps/bench/types.js';
+import type { Benchmark } from '../src/apps/bench/types.js';
 import Table from 'cli-table3';
 
 const ENGINES = ['io', 'mac', 'macswap', 'rxonly', 'txonly'];
 const SIZES = [64, 128, 256, 512, 1024, 1518];
-
-function cell(engine: string, size: number, cores: 1 | 2, system: System, seconds: number): BenchCase {
-  const ports = ['--vdev', `net_null0,size=${size}`, '--vdev', `net_null1,size=${size}`];
-  const lcores = cores === 1 ? ['-l', '0-1'] : system === 'dpdk' ? ['--lcores', '0@0,1@1,2@0'] : ['-l', '0-2'];
-  return {
-    name: `${engine} ${size} B ${cores}c ${system}`,
-    params: { engine, size, cores, system },
-    measure: async () => ({
-      mpps: await runTestpmd({
-        system,
-        eal: [...lcores, ...ports],
-        app: [`--forward-mode=${engine}`, '--burst=32', `--txpkts=${size}`, `--nb-cores=${cores}`, `--rxq=${cores}`, `--txq=${cores}`],
-        seconds,
-        countTx: engine === 'txonly',
-      }),
-      gc: 0,
-    }),
-  };
-}
 
 export const benchmark: Benchmark = {
   name: 'testpmd',
@@ -49,8 +30,8 @@ export const benchmark: Benchmark = {
     const systems: System[] = dpdkTestpmd() ? ['dpkit', 'dpdk'] : ['dpkit'];
     const sizes = opts.quick ? [64] : SIZES;
     const secs = opts.quick ? 2 : seconds;
-    const one = ENGINES.flatMap((e) => sizes.flatMap((s) => systems.map((sys) => cell(e, s, 1, sys, secs))));
-    const two = ['io', 'macswap'].flatMap((e) => (opts.quick ? [64] : [64, 1518]).flatMap((s) => systems.map((sys) => cell(e, s, 2, sys, secs))));
+    const one = ENGINES.flatMap((e) => sizes.flatMap((s) => systems.map((sys) => testpmdCase({ engine: e, size: s, cores: 1, system: sys, seconds: secs }))));
+    const two = ['io', 'macswap'].flatMap((e) => (opts.quick ? [64] : [64, 1518]).flatMap((s) => systems.map((sys) => testpmdCase({ engine: e, size: s, cores: 2, system: sys, seconds: secs }))));
     return [...one, ...two];
   },
   summary: (results) => {

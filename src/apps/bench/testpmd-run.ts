@@ -9,6 +9,7 @@ import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../package.js';
 import { summarize } from './stats.js';
+import type { BenchCase } from './types.js';
 
 export type System = 'dpkit' | 'dpdk';
 
@@ -90,4 +91,42 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
   const measured = first < 0 ? [] : samples.slice(first + warm, first + warm + run.seconds);
   if (measured.length === 0) throw new Error(`${run.system} testpmd printed no throughput (${samples.length} blocks)`);
   return summarize(measured).median / 1e6;
+}
+
+export interface TestpmdCaseSpec {
+  engine: string;
+  size: number;
+  cores: 1 | 2;
+  system: System;
+  seconds: number;
+  /** More testpmd options (dpkit's only, e.g. --macswap-kernel=simd). */
+  extra?: string[];
+  /** Case name suffix (default: the system). */
+  label?: string;
+}
+
+/**
+ * A bench case running testpmd on two null ports of `size` bytes, burst 32,
+ * on 1 forwarding lcore with 1 queue or 2 with 2 queues per port. On 2 cores,
+ * DPDK gets `--lcores 0@0,1@1,2@0` (main lcore sharing a core); dpkit's main
+ * thread and lcore workers float over the same two cores.
+ */
+export function testpmdCase(c: TestpmdCaseSpec): BenchCase {
+  const ports = ['--vdev', `net_null0,size=${c.size}`, '--vdev', `net_null1,size=${c.size}`];
+  const lcores = c.cores === 1 ? ['-l', '0-1'] : c.system === 'dpdk' ? ['--lcores', '0@0,1@1,2@0'] : ['-l', '0-2'];
+  const label = c.label ?? c.system;
+  return {
+    name: `${c.engine} ${c.size} B ${c.cores}c ${label}`,
+    params: { engine: c.engine, size: c.size, cores: c.cores, system: c.system, variant: label },
+    measure: async () => ({
+      mpps: await runTestpmd({
+        system: c.system,
+        eal: [...lcores, ...ports],
+        app: [`--forward-mode=${c.engine}`, '--burst=32', `--txpkts=${c.size}`, `--nb-cores=${c.cores}`, `--rxq=${c.cores}`, `--txq=${c.cores}`, ...(c.extra ?? [])],
+        seconds: c.seconds,
+        countTx: c.engine === 'txonly',
+      }),
+      gc: 0,
+    }),
+  };
 }
