@@ -86,7 +86,7 @@ dpkit options:
   --duration=S           forward S seconds, print the final statistics, exit
   --json                 final statistics as JSON on stdout (messages go to stderr)
   --datapath=wasm|ts     WebAssembly kernels (default) or their TypeScript twins
-  --macswap-kernel=V     scalar, simd (default), simd-ofl, simd-interleave (seeds 000/001)
+  --macswap-kernel=V     scalar, simd, simd-ofl, simd-interleave (default; seeds 000/001)
 `;
 
 const EAL_IGNORED = ['no-huge', 'no-pci', 'in-memory', 'no-shconf', 'no-telemetry'] as const;
@@ -183,7 +183,7 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
   const datapath = str('datapath') ?? 'wasm';
   if (datapath !== 'wasm' && datapath !== 'ts') throw new ArgError(`--datapath=${datapath}: expected wasm or ts`);
 
-  const macswapKernel = (str('macswap-kernel') ?? 'simd') as MacswapVariant;
+  const macswapKernel = (str('macswap-kernel') ?? 'simd-interleave') as MacswapVariant;
   if (!MACSWAP_VARIANTS.includes(macswapKernel)) throw new ArgError(`--macswap-kernel=${macswapKernel}: expected ${MACSWAP_VARIANTS.join(', ')}`);
   const txPkts = str('txpkts') === undefined ? [64] : str('txpkts')!.split(',').map((s) => int('--txpkts', s, 1, 0xffff));
   const mbufSize = str('mbuf-size') === undefined ? 2176 : int('--mbuf-size', str('mbuf-size')!.split(',')[0]!, 64, 0xffff);

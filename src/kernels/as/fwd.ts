@@ -56,6 +56,7 @@ export function pktLenSum(objs: u32, n: u32): u32 {
 // 12-byte scalar swap, so a vector store never leaves the buffer.
 
 /** The mbuf_field_set of do_macswap: rx flags cleared, tx flags, l2/l3 lengths 14/20 (l4 kept), VLAN ids when asked. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
 @inline
 function fieldSet(r: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32, setVlan: u32, setQinq: u32): void {
   store<u32>(r, 0, M_OL_FLAGS);
@@ -66,17 +67,20 @@ function fieldSet(r: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32, set
 }
 
 /** Heap offset of the packet data of record `r`. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
 @inline
 function dataAddr(r: u32): u32 {
   return load<u32>(r, M_BUF_ADDR) + <u32>load<u16>(r, M_DATA_OFF);
 }
 
 /** At least 16 bytes of buffer from the data start: a 16-byte vector store stays inside. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
 @inline
 function roomy(r: u32): bool {
   return <u32>load<u16>(r, M_BUF_LEN) - <u32>load<u16>(r, M_DATA_OFF) >= 16;
 }
 
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
 @inline
 function swapScalar(p: u32): void {
   const d0 = load<u32>(p);
@@ -87,6 +91,7 @@ function swapScalar(p: u32): void {
   store<u16>(p, d1, 10);
 }
 
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
 @inline
 function swapVector(p: u32): void {
   const v = v128.load(p);
@@ -94,6 +99,7 @@ function swapVector(p: u32): void {
 }
 
 /** Swaps one packet's addresses: vector when there is room, else scalar. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
 @inline
 function swap(r: u32): void {
   const p = dataAddr(r);

@@ -75,7 +75,7 @@ export function defaultFwdConfig(): FwdConfig {
     txOffloads: 0,
     vlanTci: 0,
     vlanTciOuter: 0,
-    macswapKernel: 'simd',
+    macswapKernel: 'simd-interleave',
   };
 }
 
