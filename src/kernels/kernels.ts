@@ -15,6 +15,8 @@ export interface MbufKernel {
   /** See src/kernels/as/mbuf.ts. Offsets are heap byte offsets. */
   allocBulk(pool: number, lcore: number, objs: number, n: number): number;
   freeBulk(objs: number, n: number, lcore: number): number;
+  nullRx(pool: number, lcore: number, objs: number, n: number, len: number, port: number, stats: number): number;
+  nullTx(objs: number, n: number, lcore: number, stats: number): number;
 }
 
 export type MacswapKernelFn = (objs: number, n: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number, setVlan: number, setQinq: number) => void;

@@ -17,7 +17,7 @@ import { Mbufs } from '../../mem/mbuf.js';
 import { H_DATA_LEN, H_PORT, MBUF_WORD_SHIFT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { vdevMac } from '../mac.js';
-import type { FwdKernel } from '../../kernels/kernels.js';
+import type { FwdKernel, MbufKernel } from '../../kernels/kernels.js';
 
 const MAX_QUEUES = 1024; // RTE_MAX_QUEUES_PER_PORT
 
@@ -40,6 +40,8 @@ class NullRxQueue implements RxQueue {
   private readonly u32: Uint32Array;
   private readonly mb: Mbufs;
   private readonly kernel: FwdKernel | null;
+  /** The fused rx kernel; not for debug pools, whose checks live in TypeScript. */
+  private readonly mbufKernel: MbufKernel | null;
 
   constructor(
     private readonly heap: Heap,
@@ -51,11 +53,16 @@ class NullRxQueue implements RxQueue {
     this.u32 = heap.u32;
     this.mb = new Mbufs(heap);
     this.kernel = heap.kernels?.fwd ?? null;
+    this.mbufKernel = this.mp.debug ? null : (heap.kernels?.mbuf ?? null);
   }
 
   rxBurst(burst: Uint32Array, n: number): number {
     const d = this.d;
     if (d.noRx) return 0;
+    // The whole burst in one wasm call when the cache can serve it (copy=1 adds byte work: TypeScript).
+    if (this.mbufKernel !== null && !d.copy && burst.buffer === this.heap.buffer) {
+      if (this.mbufKernel.nullRx(this.mp.offset, this.heap.lcoreId, burst.byteOffset, n, d.size, d.port, d.stats * 8) === n && n > 0) return n;
+    }
     if (this.mp.allocBulk(burst, n) === 0) {
       this.f64[d.stats + RXQ_NOMBUF] += n;
       return 0;
@@ -92,6 +99,7 @@ class NullTxQueue implements TxQueue {
   private readonly mb: Mbufs;
   private readonly f64: Float64Array;
   private readonly kernel: FwdKernel | null;
+  private readonly mbufKernel: MbufKernel | null;
 
   constructor(
     private readonly heap: Heap,
@@ -100,10 +108,17 @@ class NullTxQueue implements TxQueue {
     this.mb = new Mbufs(heap);
     this.f64 = heap.f64;
     this.kernel = heap.kernels?.fwd ?? null;
+    this.mbufKernel = heap.kernels?.mbuf ?? null;
   }
 
   txBurst(burst: Uint32Array, n: number): number {
     const d = this.d;
+    if (this.mbufKernel !== null && !d.copy && burst.buffer === this.heap.buffer) {
+      // Counters and the fast free in one wasm call; the general free takes what it left.
+      const freed = this.mbufKernel.nullTx(burst.byteOffset, n, this.heap.lcoreId, d.stats * 8);
+      if (freed < n) this.mb.freeBulk(burst, n - freed, freed);
+      return n;
+    }
     let bytes = 0;
     if (d.copy) {
       for (let i = 0; i < n; i++) {

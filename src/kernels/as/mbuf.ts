@@ -107,3 +107,45 @@ export function freeBulk(objs: u32, n: u32, lcore: u32): u32 {
   store<u32>(cache, len + i);
   return i;
 }
+
+// ---- net_null's whole per-burst work in one call ------------------------
+// (twins: NullRxQueue.rxBurst and NullTxQueue.txBurst in src/drivers/null/)
+
+const M_PKT_LEN_B: u32 = 8;
+const M_DATA_LEN_B: u32 = 12;
+const M_PORT_B: u32 = 6;
+/** Queue counters (ethdev/stats.ts): Float64 slots from the block's start. */
+const Q_PACKETS: u32 = 0;
+const Q_BYTES: u32 = 8;
+
+/**
+ * net_null rx: allocBulk from the lcore cache, then every packet `len`
+ * bytes from `port`, then the queue's packet and byte counters at `stats`
+ * (a heap byte offset). Returns n, or 0 when the cache is short (the caller
+ * takes the TypeScript path, which refills through the ring).
+ */
+export function nullRx(pool: u32, lcore: u32, objs: u32, n: u32, len: u32, port: u32, stats: u32): u32 {
+  if (allocBulk(pool, lcore, objs, n) != n || n == 0) return 0;
+  for (let i: u32 = 0; i < n; i++) {
+    const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
+    store<u32>(r, len, M_PKT_LEN_B);
+    store<u16>(r, <u16>len, M_DATA_LEN_B);
+    store<u16>(r, <u16>port, M_PORT_B);
+  }
+  store<f64>(stats, load<f64>(stats, Q_PACKETS) + <f64>n, Q_PACKETS);
+  store<f64>(stats, load<f64>(stats, Q_BYTES) + <f64>n * <f64>len, Q_BYTES);
+  return n;
+}
+
+/**
+ * net_null tx: counts the burst's packets and bytes into `stats`, then frees
+ * what the fast path can. Returns how many it freed; the caller frees the
+ * rest (chains, clones, a full cache).
+ */
+export function nullTx(objs: u32, n: u32, lcore: u32, stats: u32): u32 {
+  let bytes: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) bytes += load<u32>(load<u32>(objs + (i << 2)) << MBUF_SHIFT, M_PKT_LEN_B);
+  store<f64>(stats, load<f64>(stats, Q_PACKETS) + <f64>n, Q_PACKETS);
+  store<f64>(stats, load<f64>(stats, Q_BYTES) + <f64>bytes, Q_BYTES);
+  return freeBulk(objs, n, lcore);
+}
