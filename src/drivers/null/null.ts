@@ -83,7 +83,8 @@ class NullRxQueue implements RxQueue {
       }
     }
     if (d.copy) {
-      for (let i = 0; i < n; i++) this.heap.u8.copyWithin(this.mb.mtod(burst[i]!), d.dummy, d.dummy + size);
+      if (this.kernel !== null && burst.buffer === this.heap.buffer) this.kernel.copyIn(burst.byteOffset, n, d.dummy, size);
+      else for (let i = 0; i < n; i++) this.heap.u8.copyWithin(this.mb.mtod(burst[i]!), d.dummy, d.dummy + size); // the copyIn twin
     }
     this.f64[d.stats + RXQ_PACKETS] += n;
     this.f64[d.stats + RXQ_BYTES] += n * size;
@@ -120,7 +121,11 @@ class NullTxQueue implements TxQueue {
       return n;
     }
     let bytes = 0;
-    if (d.copy) {
+    if (d.copy && this.kernel !== null && burst.buffer === this.heap.buffer) {
+      this.kernel.copyOut(burst.byteOffset, n, d.dummy, d.size);
+      bytes = this.kernel.pktLenSum(burst.byteOffset, n);
+    } else if (d.copy) {
+      // The copyOut twin.
       for (let i = 0; i < n; i++) {
         const h = burst[i]!;
         const len = Math.min(this.mb.dataLen(h), d.size);

@@ -26,6 +26,7 @@ import { Mbufs } from '../../mem/mbuf.js';
 import { MBUF_WORD_SHIFT, OlFlags, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Ring, type RingDescriptor } from '../../ring/ring.js';
 import { vdevMac } from '../mac.js';
+import type { FwdKernel } from '../../kernels/kernels.js';
 
 /** DPDK's RTE_PMD_RING_MAX_RX_RINGS / TX_RINGS. */
 const MAX_RINGS = 16;
@@ -40,10 +41,19 @@ interface RingQueueDesc extends QueueDescriptor {
   rssRings?: RingDescriptor[];
 }
 
+/** Bytes of a burst for the counters: the pktLenSum kernel for bursts in the heap, else its twin. */
+function pktLenSum(kernel: FwdKernel | null, u32: Uint32Array, burst: Uint32Array, n: number): number {
+  if (kernel !== null && burst.buffer === u32.buffer) return kernel.pktLenSum(burst.byteOffset, n);
+  let bytes = 0;
+  for (let i = 0; i < n; i++) bytes += u32[(burst[i]! << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+  return bytes;
+}
+
 class RingRxQueue implements RxQueue {
   private readonly ring: Ring;
   private readonly f64: Float64Array;
   private readonly u32: Uint32Array;
+  private readonly kernel: FwdKernel | null;
 
   constructor(
     heap: Heap,
@@ -52,13 +62,13 @@ class RingRxQueue implements RxQueue {
     this.ring = Ring.attach(heap, d.ring);
     this.f64 = heap.f64;
     this.u32 = heap.u32;
+    this.kernel = heap.kernels?.fwd ?? null;
   }
 
   rxBurst(burst: Uint32Array, n: number): number {
     const got = this.ring.dequeueBurst(burst, n);
     if (got === 0) return 0;
-    let bytes = 0;
-    for (let i = 0; i < got; i++) bytes += this.u32[(burst[i]! << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+    const bytes = pktLenSum(this.kernel, this.u32, burst, got);
     this.f64[this.d.stats + RXQ_PACKETS] += got;
     this.f64[this.d.stats + RXQ_BYTES] += bytes;
     return got;
@@ -73,6 +83,7 @@ class RingTxQueue implements TxQueue {
   private readonly ring: Ring;
   private readonly f64: Float64Array;
   private readonly u32: Uint32Array;
+  private readonly kernel: FwdKernel | null;
   private readonly rss: RssSpreader | null;
 
   constructor(
@@ -82,6 +93,7 @@ class RingTxQueue implements TxQueue {
     this.ring = Ring.attach(heap, d.ring);
     this.f64 = heap.f64;
     this.u32 = heap.u32;
+    this.kernel = heap.kernels?.fwd ?? null;
     this.rss = d.rssRings ? new RssSpreader(heap, d.rssRings) : null;
   }
 
@@ -91,8 +103,7 @@ class RingTxQueue implements TxQueue {
     // As DPDK's ring PMD: what a full ring refuses counts as tx errors (the caller still owns it).
     if (sent < n) this.f64[this.d.stats + TXQ_ERRORS] += n - sent;
     if (sent === 0) return 0;
-    let bytes = 0;
-    for (let i = 0; i < sent; i++) bytes += this.u32[(burst[i]! << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+    const bytes = pktLenSum(this.kernel, this.u32, burst, sent);
     this.f64[this.d.stats + TXQ_PACKETS] += sent;
     this.f64[this.d.stats + TXQ_BYTES] += bytes;
     return sent;
@@ -100,8 +111,7 @@ class RingTxQueue implements TxQueue {
 
   /** rss=1: every packet is taken; those their rx ring cannot hold are dropped (tx errors). */
   private rssBurst(burst: Uint32Array, n: number): number {
-    let bytes = 0;
-    for (let i = 0; i < n; i++) bytes += this.u32[(burst[i]! << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+    const bytes = pktLenSum(this.kernel, this.u32, burst, n);
     const dropped = this.rss!.spread(burst, n);
     this.f64[this.d.stats + TXQ_PACKETS] += n;
     this.f64[this.d.stats + TXQ_BYTES] += bytes;

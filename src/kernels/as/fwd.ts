@@ -244,3 +244,24 @@ export function txonlyFill(
   }
   return ipVar;
 }
+
+/**
+ * net_null copy=1 rx (twin: NullRxQueue.rxBurst): copies `len` bytes from
+ * `src` into each packet's data, with wasm's memory.copy (3× faster here
+ * than copyWithin on shared memory).
+ */
+export function copyIn(objs: u32, n: u32, src: u32, len: u32): void {
+  for (let i: u32 = 0; i < n; i++) memory.copy(dataAddr(load<u32>(objs + (i << 2)) << MBUF_SHIFT), src, len);
+}
+
+/**
+ * net_null copy=1 tx (twin: NullTxQueue.txBurst): copies the first
+ * min(dataLen, len) bytes of each packet to `dst`.
+ */
+export function copyOut(objs: u32, n: u32, dst: u32, len: u32): void {
+  for (let i: u32 = 0; i < n; i++) {
+    const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
+    const dl = <u32>load<u16>(r, M_DATA_LEN);
+    memory.copy(dst, dataAddr(r), dl < len ? dl : len);
+  }
+}
