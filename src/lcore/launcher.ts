@@ -40,6 +40,8 @@ export class Lcores {
   readonly ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
   private readonly done: Promise<unknown>[] = [];
   private failure: LcoreError | undefined;
+  /** performance.now() when the first lcore reported its loop running (a `{ started: true }` message). */
+  startedAt: number | undefined;
 
   /**
    * Starts one worker per launch, running `script` (a module beside `base`).
@@ -53,7 +55,10 @@ export class Lcores {
       this.done.push(
         new Promise((resolve, reject) => {
           let result: unknown;
-          w.on('message', (m) => (result = m));
+          w.on('message', (m: { started?: boolean }) => {
+            if (m?.started) this.startedAt ??= performance.now();
+            else result = m;
+          });
           w.once('error', (e: Error) => {
             this.failure ??= new LcoreError(l.lcoreId, e.message);
             this.requestStop();

@@ -74,6 +74,7 @@ if (job.txFirst > 0) {
 }
 
 const nb = streams.length;
+parentPort!.postMessage({ started: true });
 for (let pass = 0; ; pass++) {
   for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
   if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;

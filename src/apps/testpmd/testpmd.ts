@@ -230,6 +230,12 @@ export class Testpmd {
     this.lcores = new Lcores('lcore-worker', import.meta.url, launches);
   }
 
+  /** Seconds since the first lcore started forwarding (0 when not forwarding). */
+  forwardingSeconds(): number {
+    const t = this.lcores?.startedAt;
+    return t === undefined ? 0 : (performance.now() - t) / 1000;
+  }
+
   /** Rejects as soon as a forwarding lcore fails; never resolves otherwise. */
   failed(): Promise<never> {
     return this.lcores ? this.lcores.failed() : new Promise<never>(() => {});

@@ -15,6 +15,8 @@ function testpmd(argv: string[], input?: string) {
 
 interface Json {
   forwardMode: string;
+  seconds: number;
+  mpps: { rx: number; tx: number };
   total: { rxPackets: number; txPackets: number; txDropped: number; rxDropped: number };
   ports: { port: number; rxPackets: number; txPackets: number; txDropped: number; nic: { ipackets: number; opackets: number } }[];
   streams: { lcore: number; rxPort: number; txPort: number; rxPackets: number; txPackets: number; fwdDropped: number }[];
@@ -52,6 +54,9 @@ describe('dpkit testpmd', () => {
       assert.equal(r.code, 0, r.stderr);
       const j = JSON.parse(r.stdout) as Json;
       assert.equal(j.forwardMode, mode);
+      assert.ok(j.seconds > 0 && j.seconds < 0.5, `forwarding time ${j.seconds} s counts from the lcores' start, within --duration`);
+      const rate = (mode === 'txonly' || mode === 'flowgen' ? j.total.txPackets : j.total.rxPackets) / j.seconds / 1e6;
+      assert.ok(Math.abs(rate - (mode === 'txonly' || mode === 'flowgen' ? j.mpps.tx : j.mpps.rx)) < 1e-6 * rate + 1e-9);
       assert.ok(mode === 'txonly' || mode === 'flowgen' ? j.total.txPackets > 0 : j.total.rxPackets > 0, 'packets moved');
       check(j);
       for (const p of j.ports) assert.equal(p.rxPackets, p.nic.ipackets, 'forward stats agree with the port counters');
