@@ -28,6 +28,8 @@ export interface FwdKernel {
   macswap: MacswapKernelFn;
   macswapOfl: MacswapKernelFn;
   macswapInterleave: MacswapKernelFn;
+  /** 5tswap (twin: fwd/5tswap.ts); the arguments are macswap's. */
+  fiveTupleSwap: MacswapKernelFn;
   copyIn(objs: number, n: number, src: number, len: number): void;
   copyOut(objs: number, n: number, dst: number, len: number): void;
   macFwd(objs: number, n: number, w0: number, w1: number, w2: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number): void;

@@ -124,3 +124,124 @@ it('macFwd and txonlyFill kernels do what their TypeScript twins do', async () =
     assertFull(s.pool);
   }
 });
+
+it('the fiveTupleSwap kernel does what its TypeScript twin does, over valid, truncated and garbage headers', async () => {
+  const { fiveTupleSwap } = await import('../../src/apps/testpmd/fwd/5tswap.js');
+  const sides = [side('wasm', 64), side('ts', 64)];
+  assert.ok(sides[0]!.heap.kernels && !sides[1]!.heap.kernels);
+  let rng = 11;
+  // The high bits, as above.
+  const rand = (n: number) => ((rng = (Math.imul(rng, 1103515245) + 12345) & 0x7fffffff) >>> 8) % n;
+  const bytes = (n: number) => Array.from({ length: n }, () => rand(256));
+  const be16 = (v: number) => [(v >>> 8) & 0xff, v & 0xff];
+  const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)]!;
+
+  /** One packet: mostly well-formed Ethernet/VLAN/IP/L4 with random corruption, some garbage or runts. */
+  function packet(): number[] {
+    const kind = rand(16);
+    if (kind === 0) return bytes(1 + rand(13)); // runt: no Ethernet header
+    if (kind === 1) return bytes(14 + rand(120)); // garbage
+    const p = bytes(12); // MACs
+    const tags = pick([0, 0, 0, 1, 1, 2, 2, 3]);
+    for (let t = 0; t < tags; t++) p.push(...be16(t === 0 && tags > 1 ? pick([0x88a8, 0x8100]) : 0x8100), ...bytes(2));
+    const l3 = pick(['ipv4', 'ipv4', 'ipv4', 'ipv6', 'ipv6', 'arp', 'other'] as const);
+    const l4proto = pick([17, 17, 6, 6, 1, 58, 0, rand(256)]);
+    const l4: number[] = [];
+    if (l4proto === 17) l4.push(...bytes(4), ...bytes(4));
+    else if (l4proto === 6) {
+      // Data offset mostly 5..15 (with options), sometimes below 5.
+      const doff = rand(5) === 0 ? rand(5) : 5 + rand(11);
+      const hdr = bytes(Math.max(20, doff * 4));
+      hdr[12] = (doff << 4) | (hdr[12]! & 0x0f);
+      l4.push(...hdr);
+    } else l4.push(...bytes(8));
+    l4.push(...bytes(rand(3) === 0 ? 0 : rand(60)));
+    if (l3 === 'ipv4') {
+      p.push(...be16(0x0800));
+      const ihl = rand(6) === 0 ? rand(16) : pick([5, 5, 5, 6, 10, 15]);
+      const hlen = Math.max(20, ihl * 4);
+      const h = bytes(hlen);
+      h[0] = ((rand(10) === 0 ? rand(16) : 4) << 4) | ihl;
+      // Total length: exact, cutting into the L4 header or payload, below the header's own length, or random.
+      const exact = ihl * 4 + l4.length;
+      const total = pick([exact, exact, exact, exact - rand(l4.length + 1), rand(ihl * 4 + 1), rand(0x10000)]);
+      [h[2], h[3]] = be16(total & 0xffff);
+      // Fragments: MF only (first fragment: L4 parsed), a non-zero offset (no L4), DF, none.
+      const frag = pick([0, 0, 0x4000, 0x2000, 0x2000 | (1 + rand(0x1fff)), 1 + rand(0x1fff)]);
+      [h[6], h[7]] = be16(frag);
+      h[9] = l4proto === 58 ? 1 : l4proto;
+      p.push(...h, ...l4);
+    } else if (l3 === 'ipv6') {
+      p.push(...be16(0x86dd));
+      const h = bytes(40);
+      h[0] = ((rand(10) === 0 ? rand(16) : 6) << 4) | (h[0]! & 0x0f);
+      const plen = rand(6) === 0 ? rand(0x10000) : l4.length - (rand(4) === 0 ? rand(l4.length + 1) : 0);
+      [h[4], h[5]] = be16(plen);
+      h[6] = l4proto === 1 ? 58 : l4proto;
+      p.push(...h, ...l4);
+    } else if (l3 === 'arp') {
+      p.push(...be16(0x0806), ...bytes(28));
+    } else {
+      p.push(...be16(rand(0x10000)), ...bytes(rand(80)));
+    }
+    // Truncated at a random point: inside the tags, IP header, options or L4 header.
+    if (rand(4) === 0) p.length = 1 + rand(p.length);
+    return p;
+  }
+
+  const seen = { runt: 0, l2Only: 0, vlan: 0, qinq: 0, ipv4: 0, ipv4Opts: 0, ipv6: 0, udp: 0, tcp: 0, tcpOpts: 0, l3NoL4: 0 };
+  for (let round = 0; round < 300; round++) {
+    const n = 1 + rand(40);
+    const pkts = Array.from({ length: n }, packet);
+    const shifts = Array.from({ length: n }, () => rand(4)); // odd data offsets: unaligned loads
+    const flags = Array.from({ length: n }, () => [rand(0x7fffffff), rand(0x7fffffff), rand(0x80), rand(0x10000), rand(0x100)]);
+    const offloads = pick([0, TxOffload.VLAN_INSERT, TxOffload.QINQ_INSERT, TxOffload.VLAN_INSERT | TxOffload.QINQ_INSERT]);
+    const results = sides.map((s) => {
+      const b = s.heap.burst(64);
+      assert.equal(s.pool.allocBulk(b, n), n);
+      for (let i = 0; i < n; i++) {
+        const h = b[i]!;
+        s.mb.write(h, Uint8Array.from([...bytes(shifts[i]!), ...pkts[i]!]));
+        s.mb.adj(h, shifts[i]!);
+        const f = flags[i]!;
+        s.mb.setOlFlags(h, f[0]!);
+        s.mb.setOlFlagsHi(h, f[1]! & ~(1 << 30));
+        s.mb.setTxOffload(h, f[2]!, f[3]!, f[4]!);
+      }
+      s.ethdev.txBurst(0, 0, b, n);
+      const config = { ...defaultFwdConfig(), txOffloads: offloads, vlanTci: 300 + round, vlanTciOuter: 900 + round };
+      const ctx: FwdContext = { heap: s.heap, mb: s.mb, pool: s.pool, burst: s.heap.burst(512), config };
+      const fs: FwdStream = { rxPort: 0, rxQueue: 0, txPort: 0, txQueue: 0, rxq: s.ethdev.rxQueue(0, 0), txq: s.ethdev.txQueue(0, 0), stats: s.heap.reserve(64) >>> 3, txMac: new Uint8Array(6), peerMac: new Uint8Array(6) };
+      fiveTupleSwap(ctx).fwd(fs); // receives from the ring and sends back into it
+      const out = s.heap.burst(64);
+      const got = s.ethdev.rxBurst(0, 0, out, 64);
+      const snap = [...out.subarray(0, got)].map((h) => snapshot(s.mb, h));
+      s.mb.freeBulk(out, got);
+      return snap;
+    });
+    assert.equal(results[1]!.length, n);
+    assert.deepEqual(results[0], results[1], `round ${round}`);
+    // What the rounds covered, from the twin's tx lengths (meta: …, l2Len, l3Len, l4Len, …).
+    for (let i = 0; i < n; i++) {
+      const [l2, l3, l4] = results[1]![i]!.meta.slice(6, 9) as [number, number, number];
+      const proto = l3 === 40 ? pkts[i]![l2 + 6] : pkts[i]![l2 + 9];
+      if (l2 === 0) seen.runt++;
+      else if (l3 === 0) seen.l2Only++;
+      if (l2 === 18) seen.vlan++;
+      if (l2 === 22) seen.qinq++;
+      if (l3 !== 0 && l3 !== 40) seen.ipv4++;
+      if (l3 > 20 && l3 !== 40) seen.ipv4Opts++;
+      if (l3 === 40) seen.ipv6++;
+      if (l4 === 0 && l3 !== 0) seen.l3NoL4++;
+      if (l4 !== 0 && proto === 17) seen.udp++;
+      if (l4 !== 0 && proto === 6) seen.tcp++;
+      if (l4 > 20 && proto === 6) seen.tcpOpts++;
+    }
+  }
+  for (const [k, v] of Object.entries(seen)) assert.ok(v >= 20, `coverage: ${k} ${v}`);
+  for (const s of sides) {
+    s.ethdev.close(0);
+    s.ethdev.close(1);
+    assertFull(s.pool);
+  }
+});

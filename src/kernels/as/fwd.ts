@@ -265,3 +265,118 @@ export function copyOut(objs: u32, n: u32, dst: u32, len: u32): void {
     memory.copy(dst, dataAddr(r), dl < len ? dl : len);
   }
 }
+
+// ---- 5tswap (twin: fwd/5tswap.ts) ----------------------------------------
+// The parse is parseHeaders' (src/net/headers.ts), branch for branch: every
+// length is checked against the first segment's dataLen and the IP length
+// fields before a byte is read, so nothing outside the packet is touched.
+
+const ETH_HDR_LEN: u32 = 14;
+const ETH_TYPE_IPV4: u32 = 0x0800;
+const ETH_TYPE_IPV6: u32 = 0x86dd;
+const ETH_TYPE_VLAN: u32 = 0x8100;
+const ETH_TYPE_QINQ: u32 = 0x88a8;
+const VLAN_HDR_LEN: u32 = 4;
+const MAX_VLAN_TAGS: u32 = 2;
+const IPV4_HDR_LEN: u32 = 20;
+const IPV4_OFFSET_MASK: u32 = 0x1fff;
+const IPV6_HDR_LEN: u32 = 40;
+const PROTO_TCP: u32 = 6;
+const PROTO_UDP: u32 = 17;
+const UDP_HDR_LEN: u32 = 8;
+const TCP_HDR_LEN: u32 = 20;
+
+/** Big-endian u16 at heap offset `p`. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function be16(p: u32): u32 {
+  return (<u32>load<u8>(p) << 8) | <u32>load<u8>(p, 1);
+}
+
+/**
+ * Swaps the addresses of the packet of `len` bytes at `p` as the 5tswap
+ * engine does and returns its tx_offload word: l2Len (byte 0), l4Len
+ * (byte 1), l3Len (bytes 2..3), each 0 where that layer was not swapped.
+ */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function fiveTupleSwapOne(p: u32, len: u32): u32 {
+  // Shorter than an Ethernet header: untouched, all lengths 0.
+  if (len < ETH_HDR_LEN) return 0;
+  let l2Len = ETH_HDR_LEN;
+  let type = be16(p + 12);
+  let tags: u32 = 0;
+  while ((type == ETH_TYPE_VLAN || type == ETH_TYPE_QINQ) && tags < MAX_VLAN_TAGS && l2Len + VLAN_HDR_LEN <= len) {
+    type = be16(p + l2Len + 2);
+    l2Len += VLAN_HDR_LEN;
+    tags++;
+  }
+  swapScalar(p); // the Ethernet addresses
+  // More tags than skipped or cut short, ARP, anything not IP: MACs only, l3Len 0.
+  if (type != ETH_TYPE_IPV4 && type != ETH_TYPE_IPV6) return l2Len;
+
+  const l3 = p + l2Len;
+  const room = len - l2Len;
+  let l3Len: u32;
+  let dgram: u32;
+  let proto: u32;
+  if (type == ETH_TYPE_IPV4) {
+    if (room < IPV4_HDR_LEN || load<u8>(l3) >> 4 != 4) return l2Len;
+    l3Len = (<u32>load<u8>(l3) & 0x0f) << 2;
+    const total = be16(l3 + 2);
+    if (l3Len < IPV4_HDR_LEN || l3Len > room || total < l3Len) return l2Len;
+    const a = load<u32>(l3, 12);
+    store<u32>(l3, load<u32>(l3, 16), 12);
+    store<u32>(l3, a, 16);
+    // Only the first fragment carries the L4 header.
+    if ((be16(l3 + 6) & IPV4_OFFSET_MASK) != 0) return l2Len | (l3Len << 16);
+    proto = load<u8>(l3, 9);
+    dgram = total - l3Len;
+  } else {
+    if (room < IPV6_HDR_LEN || load<u8>(l3) >> 4 != 6) return l2Len;
+    l3Len = IPV6_HDR_LEN;
+    dgram = be16(l3 + 4);
+    proto = load<u8>(l3, 6);
+    const a = v128.load(l3, 8);
+    v128.store(l3, v128.load(l3, 24), 8);
+    v128.store(l3, a, 24);
+  }
+  const word = l2Len | (l3Len << 16);
+
+  const l4 = l3 + l3Len;
+  // The L4 header must fit both the bytes there are and the datagram's own length.
+  const left = room - l3Len;
+  const l4Room = left < dgram ? left : dgram;
+  let l4Len: u32;
+  if (proto == PROTO_UDP) {
+    l4Len = UDP_HDR_LEN;
+  } else if (proto == PROTO_TCP) {
+    if (l4Room < TCP_HDR_LEN) return word;
+    l4Len = (<u32>load<u8>(l4, 12) & 0xf0) >> 2;
+    if (l4Len < TCP_HDR_LEN) return word;
+  } else {
+    return word; // ICMP and the rest: addresses only, l4Len 0
+  }
+  if (l4Len > l4Room) return word;
+  const s = load<u16>(l4);
+  store<u16>(l4, load<u16>(l4, 2));
+  store<u16>(l4, s, 2);
+  return word | (l4Len << 8);
+}
+
+/**
+ * 5tswap (twin: fwd/5tswap.ts): swap the Ethernet, IPv4/IPv6 and UDP/TCP
+ * source and destination of each packet, as deep as its headers parse, then
+ * set the tx fields: parsed lengths, rx flags cleared, tx flags, VLAN ids
+ * when asked.
+ */
+export function fiveTupleSwap(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32, setVlan: u32, setQinq: u32): void {
+  for (let i: u32 = 0; i < n; i++) {
+    const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
+    store<u32>(r, fiveTupleSwapOne(dataAddr(r), <u32>load<u16>(r, M_DATA_LEN)), M_TX_OFFLOAD);
+    store<u32>(r, 0, M_OL_FLAGS);
+    store<u32>(r, (load<u32>(r, M_OL_FLAGS_HI) & keepHi) | olHi, M_OL_FLAGS_HI);
+    if (setVlan) store<u16>(r, <u16>vlan, M_VLAN_TCI);
+    if (setQinq) store<u16>(r, <u16>vlanOuter, M_VLAN_TCI_OUTER);
+  }
+}

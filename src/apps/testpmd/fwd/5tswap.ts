@@ -12,6 +12,10 @@
  * macswap's mbuf_field_set does (rx flags cleared, VLAN/QinQ insert flags
  * from the tx port's offloads), but with the parsed header lengths where
  * testpmd overwrites them with 14 and 20.
+ *
+ * The work runs in the wasm kernel fiveTupleSwap (src/kernels/as/fwd.ts)
+ * when the heap has kernels and the burst lives in the heap; otherwise the
+ * TypeScript twin below runs.
  */
 import { OlFlagsHi } from '../../../mem/mbuf-layout.js';
 import { ETHER_TYPE_IPV4 } from '../../../net/ether.js';
@@ -44,6 +48,10 @@ export function fiveTupleSwap(ctx: FwdContext): FwdEngine {
   const info = newHdrInfo();
   // ol_flags_init, once per run as macswap does; the TCIs are read per burst.
   const txFlags = txOlFlagsHi(ctx.config);
+  const kernel = ctx.heap.kernels?.fwd.fiveTupleSwap ?? null;
+  const inHeap = burst.buffer === ctx.heap.buffer;
+  const setVlan = txFlags & OlFlagsHi.TX_VLAN ? 1 : 0;
+  const setQinq = txFlags & OlFlagsHi.TX_QINQ ? 1 : 0;
 
   return {
     name: '5tswap',
@@ -51,7 +59,13 @@ export function fiveTupleSwap(ctx: FwdContext): FwdEngine {
       const n = receive(ctx, fs);
       if (n === 0) return;
       const cfg = ctx.config;
+      if (kernel !== null && inHeap) {
+        kernel(burst.byteOffset, n, txFlags, KEEP_HI, cfg.vlanTci, cfg.vlanTciOuter, setVlan, setQinq);
+        transmit(ctx, fs, n);
+        return;
+      }
 
+      // The TypeScript twin of the fiveTupleSwap kernel.
       for (let i = 0; i < n; i++) {
         const h = burst[i]!;
         const off = mb.mtod(h);
