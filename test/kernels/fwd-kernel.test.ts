@@ -245,3 +245,161 @@ it('the fiveTupleSwap kernel does what its TypeScript twin does, over valid, tru
     assertFull(s.pool);
   }
 });
+
+it('the csum kernel does what its TypeScript twin does: bytes, metadata and bad-checksum counters', async () => {
+  const { csum } = await import('../../src/apps/testpmd/fwd/csum.js');
+  const { FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM } = await import('../../src/apps/testpmd/fwd/engine.js');
+  const { OlFlags } = await import('../../src/mem/mbuf-layout.js');
+  const { newHdrInfo, parseHeaders } = await import('../../src/net/headers.js');
+  const { ipv4CksumSet, ipv4UdptcpCksum, ipv6UdptcpCksum } = await import('../../src/net/checksum.js');
+  const sides = [side('wasm', 64), side('ts', 64)];
+  assert.ok(sides[0]!.heap.kernels && !sides[1]!.heap.kernels);
+  let rng = 23;
+  // The high bits, as above.
+  const rand = (n: number) => ((rng = (Math.imul(rng, 1103515245) + 12345) & 0x7fffffff) >>> 8) % n;
+  const bytes = (n: number) => Array.from({ length: n }, () => rand(256));
+  const be16 = (v: number) => [(v >>> 8) & 0xff, v & 0xff];
+  const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)]!;
+  const info = newHdrInfo();
+  const seen = { runt: 0, l2Only: 0, vlan: 0, qinq: 0, ipv4: 0, ipv4Opts: 0, ipv6: 0, udp4: 0, udp6: 0, tcp4: 0, tcp6: 0, tcpOpts: 0, l3NoL4: 0, badIp: 0, badL4: 0, udp6SumZero: 0 };
+
+  /** One packet: mostly well-formed Ethernet/VLAN/IP/UDP/TCP with right, zero or wrong checksums; some garbage, runts, cut or overlong. */
+  function packet(): number[] {
+    const kind = rand(16);
+    if (kind === 0) return bytes(1 + rand(13)); // runt: no Ethernet header
+    if (kind === 1) return bytes(14 + rand(120)); // garbage
+    const p = bytes(12);
+    const tags = pick([0, 0, 0, 0, 1, 1, 2, 3]);
+    for (let t = 0; t < tags; t++) p.push(...be16(t === 0 && tags > 1 ? pick([0x88a8, 0x8100]) : 0x8100), ...bytes(2));
+    const l3 = pick(['ipv4', 'ipv4', 'ipv4', 'ipv6', 'ipv6', 'arp', 'other'] as const);
+    const l4proto = pick([17, 17, 17, 6, 6, 6, 1, 58, rand(256)]);
+    const l4: number[] = [];
+    if (l4proto === 17) l4.push(...bytes(8));
+    else if (l4proto === 6) {
+      const doff = rand(6) === 0 ? rand(5) : 5 + rand(11);
+      const hdr = bytes(Math.max(20, doff * 4));
+      hdr[12] = (doff << 4) | (hdr[12]! & 0x0f);
+      l4.push(...hdr);
+    } else l4.push(...bytes(8));
+    l4.push(...bytes(rand(3) === 0 ? rand(2) : rand(1200))); // odd and even payloads
+    if (l3 === 'ipv4') {
+      p.push(...be16(0x0800));
+      const ihl = rand(8) === 0 ? rand(16) : pick([5, 5, 5, 6, 10, 15]);
+      const h = bytes(Math.max(20, ihl * 4));
+      h[0] = ((rand(12) === 0 ? rand(16) : 4) << 4) | ihl;
+      const exact = ihl * 4 + l4.length;
+      // Exact, short of the data, past the data (IP length exceeds the packet), below the header, random.
+      const total = pick([exact, exact, exact, exact, exact - rand(l4.length + 1), exact + 1 + rand(40), rand(ihl * 4 + 1), rand(0x10000)]);
+      [h[2], h[3]] = be16(total & 0xffff);
+      const frag = pick([0, 0, 0, 0x4000, 0x4000, 0x2000, 0x2000 | (1 + rand(0x1fff)), 1 + rand(0x1fff)]);
+      [h[6], h[7]] = be16(frag);
+      h[9] = l4proto === 58 ? 1 : l4proto;
+      p.push(...h, ...l4);
+    } else if (l3 === 'ipv6') {
+      p.push(...be16(0x86dd));
+      const h = bytes(40);
+      h[0] = ((rand(12) === 0 ? rand(16) : 6) << 4) | (h[0]! & 0x0f);
+      const plen = pick([l4.length, l4.length, l4.length, l4.length - rand(l4.length + 1), l4.length + 1 + rand(40), rand(0x10000)]);
+      [h[4], h[5]] = be16(plen & 0xffff);
+      h[6] = l4proto === 1 ? 58 : l4proto;
+      p.push(...h, ...l4);
+    } else if (l3 === 'arp') {
+      p.push(...be16(0x0806), ...bytes(28));
+    } else {
+      p.push(...be16(rand(0x10000)), ...bytes(rand(80)));
+    }
+    // Checksums: right (most), zero, or left random (wrong).
+    const u8 = Uint8Array.from(p);
+    parseHeaders(u8, 0, u8.length, info);
+    if (info.l3Off !== 0 && info.l4Proto >= 0) {
+      const v4 = info.l3Len !== 40;
+      if (v4 && rand(4) !== 0) ipv4CksumSet(u8, info.l3Off);
+      if (info.l4Off !== 0 && info.l3Complete && (info.l4Proto === 17 || info.l4Proto === 6)) {
+        const field = info.l4Off + (info.l4Proto === 17 ? 6 : 16);
+        const c = rand(8);
+        const v = c < 5 ? (v4 ? ipv4UdptcpCksum(u8, info.l3Off, info.l4Off) : ipv6UdptcpCksum(u8, info.l3Off, info.l4Off)) : c < 7 ? 0 : rand(0x10000);
+        u8[field] = v >>> 8;
+        u8[field + 1] = v;
+        if (!v4 && info.l4Proto === 17 && rand(3) === 0) {
+          // IPv6 UDP whose right checksum is 0 (sent as 0xffff) but that carries 0: the sum lands in the length word.
+          u8[field] = u8[field + 1] = 0;
+          const c = ipv6UdptcpCksum(u8, info.l3Off, info.l4Off);
+          let w = ((u8[info.l4Off + 4]! << 8) | u8[info.l4Off + 5]!) + c;
+          w = (w & 0xffff) + (w >>> 16);
+          u8[info.l4Off + 4] = w >>> 8;
+          u8[info.l4Off + 5] = w;
+          seen.udp6SumZero++;
+        }
+      }
+    }
+    const out = [...u8];
+    // Truncated after the checksums: the IP length now exceeds the data.
+    if (rand(5) === 0) out.length = 1 + rand(out.length);
+    return out;
+  }
+
+  const status = [0, 0, 0, 0, 1, 2, 3]; // neither (most), GOOD, BAD, both
+  const ipFlag = [0, OlFlags.RX_IP_CKSUM_GOOD, OlFlags.RX_IP_CKSUM_BAD, OlFlags.RX_IP_CKSUM_GOOD | OlFlags.RX_IP_CKSUM_BAD];
+  const l4Flag = [0, OlFlags.RX_L4_CKSUM_GOOD, OlFlags.RX_L4_CKSUM_BAD, OlFlags.RX_L4_CKSUM_GOOD | OlFlags.RX_L4_CKSUM_BAD];
+  const cksMask = ipFlag[3]! | l4Flag[3]!;
+  for (let round = 0; round < 300; round++) {
+    const n = 1 + rand(40);
+    const pkts = Array.from({ length: n }, packet);
+    const shifts = Array.from({ length: n }, () => rand(4)); // odd data offsets: unaligned loads
+    const flags = Array.from({ length: n }, () => [(rand(0x7fffffff) & ~cksMask) | ipFlag[pick(status)]! | l4Flag[pick(status)]!, rand(0x7fffffff), rand(0x80), rand(0x10000), rand(0x100)]);
+    const peerMac = Uint8Array.from(bytes(6));
+    const txMac = Uint8Array.from(bytes(6));
+    const start = [rand(1000), rand(1000)]; // counters start non-zero: the kernel adds
+    const results = sides.map((s) => {
+      const b = s.heap.burst(64);
+      assert.equal(s.pool.allocBulk(b, n), n);
+      for (let i = 0; i < n; i++) {
+        const h = b[i]!;
+        s.mb.write(h, Uint8Array.from([...bytes(shifts[i]!), ...pkts[i]!]));
+        s.mb.adj(h, shifts[i]!);
+        const f = flags[i]!;
+        s.mb.setOlFlags(h, f[0]!);
+        s.mb.setOlFlagsHi(h, f[1]! & ~(1 << 30));
+        s.mb.setTxOffload(h, f[2]!, f[3]!, f[4]!);
+        s.mb.setTsoSegsz(h, f[3]!);
+      }
+      s.ethdev.txBurst(0, 0, b, n);
+      const ctx: FwdContext = { heap: s.heap, mb: s.mb, pool: s.pool, burst: s.heap.burst(512), config: defaultFwdConfig() };
+      const stats = s.heap.reserve(64) >>> 3; // each side's stream its own slot
+      s.heap.f64[stats + FS_RX_BAD_IP_CSUM] = start[0]!;
+      s.heap.f64[stats + FS_RX_BAD_L4_CSUM] = start[1]!;
+      const fs: FwdStream = { rxPort: 0, rxQueue: 0, txPort: 0, txQueue: 0, rxq: s.ethdev.rxQueue(0, 0), txq: s.ethdev.txQueue(0, 0), stats, txMac, peerMac };
+      csum(ctx).fwd(fs); // receives from the ring and sends back into it
+      const out = s.heap.burst(64);
+      const got = s.ethdev.rxBurst(0, 0, out, 64);
+      const snap = [...out.subarray(0, got)].map((h) => ({ ...snapshot(s.mb, h), tso: s.mb.tsoSegsz(h) }));
+      s.mb.freeBulk(out, got);
+      return { snap, bad: [s.heap.f64[stats + FS_RX_BAD_IP_CSUM]! - start[0]!, s.heap.f64[stats + FS_RX_BAD_L4_CSUM]! - start[1]!] };
+    });
+    assert.equal(results[1]!.snap.length, n);
+    assert.deepEqual(results[0], results[1], `round ${round}`);
+    seen.badIp += results[1]!.bad[0]!;
+    seen.badL4 += results[1]!.bad[1]!;
+    for (let i = 0; i < n; i++) {
+      const [l2, l3, l4] = results[1]!.snap[i]!.meta.slice(6, 9) as [number, number, number];
+      const proto = l3 === 40 ? pkts[i]![l2 + 6] : pkts[i]![l2 + 9];
+      if (l2 === 0) seen.runt++;
+      else if (l3 === 0) seen.l2Only++;
+      if (l2 === 18) seen.vlan++;
+      if (l2 === 22) seen.qinq++;
+      if (l3 !== 0 && l3 !== 40) seen.ipv4++;
+      if (l3 > 20 && l3 !== 40) seen.ipv4Opts++;
+      if (l3 === 40) seen.ipv6++;
+      if (l4 === 0 && l3 !== 0) seen.l3NoL4++;
+      if (l4 !== 0 && proto === 17) seen[l3 === 40 ? 'udp6' : 'udp4']++;
+      if (l4 !== 0 && proto === 6) seen[l3 === 40 ? 'tcp6' : 'tcp4']++;
+      if (l4 > 20 && proto === 6) seen.tcpOpts++;
+    }
+  }
+  for (const [k, v] of Object.entries(seen)) assert.ok(v >= 20, `coverage: ${k} ${v}`);
+  for (const s of sides) {
+    s.ethdev.close(0);
+    s.ethdev.close(1);
+    assertFull(s.pool);
+  }
+});

@@ -380,3 +380,195 @@ export function fiveTupleSwap(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u
     if (setQinq) store<u16>(r, <u16>vlanOuter, M_VLAN_TCI_OUTER);
   }
 }
+
+// ---- csum (twin: fwd/csum.ts) --------------------------------------------
+// The parse is parseHeaders' again, branch for branch; the sums are those of
+// src/net/checksum.ts: big-endian 16-bit words, an odd last byte as its
+// word's high byte, folded with end-around carry at the end. Every byte
+// summed lies in the packet's first segment (l3Complete is checked first).
+
+const RX_L4_CKSUM_BAD: u32 = 1 << 3;
+const RX_IP_CKSUM_BAD: u32 = 1 << 4;
+const RX_IP_CKSUM_GOOD: u32 = 1 << 7;
+const RX_L4_CKSUM_GOOD: u32 = 1 << 8;
+const IP_CKSUM_MASK: u32 = RX_IP_CKSUM_BAD | RX_IP_CKSUM_GOOD;
+const L4_CKSUM_MASK: u32 = RX_L4_CKSUM_BAD | RX_L4_CKSUM_GOOD;
+const TX_IPV4: u32 = 1 << 23;
+const TX_IPV6: u32 = 1 << 24;
+const IPV4_MF_FLAG: u32 = 0x2000;
+const UDP_CKSUM: u32 = 6;
+const TCP_CKSUM: u32 = 16;
+const IPV4_CKSUM: u32 = 10;
+/** The tso_segsz field (mbuf-layout.ts H_TSO_SEGSZ × 2). */
+const M_TSO_SEGSZ: u32 = 36;
+/** Stream counters FS_RX_BAD_IP_CSUM / FS_RX_BAD_L4_CSUM (engine.ts), as byte offsets from the stream's slot. */
+const FS_RX_BAD_IP_CSUM_OFF: u32 = 3 * 8;
+const FS_RX_BAD_L4_CSUM_OFF: u32 = 4 * 8;
+
+/** Adds the `len` bytes at `p` to `sum` as big-endian 16-bit words (cksumAdd). */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function sumAdd(p: u32, len: u32, sum: u64): u64 {
+  const pairs = len & ~(<u32>1);
+  let i: u32 = 0;
+  for (; i < pairs; i += 2) sum += <u64>bswap<u16>(load<u16>(p + i));
+  if (len & 1) sum += <u64>load<u8>(p + i) << 8;
+  return sum;
+}
+
+/** Folds `sum` to 16 bits with end-around carry (cksumFold). */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function sumFold(sum: u64): u32 {
+  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >> 16);
+  return <u32>sum;
+}
+
+/** Stores `v` big-endian at `p`. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function setBe16(p: u32, v: u32): void {
+  store<u16>(p, bswap<u16>(<u16>v));
+}
+
+/**
+ * Fixes the checksums of the packet of `len` bytes at `p` as the csum engine
+ * does (the MACs already written), with rx checksum status `rx` (the
+ * packet's masked rx flags: IP status bits, then L4 status bits). Returns
+ * its tx_offload word (l2Len byte 0, l4Len byte 1, l3Len bytes 2..3) in the
+ * low 32 bits, the tx flags (TX_IPV4 / TX_IPV6) and the bad-arrival counts
+ * (bit 0: bad IP, bit 1: bad L4, from software verification) packed above:
+ * bits 32..33 the counts, bit 34 TX_IPV4, bit 35 TX_IPV6.
+ */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function csumOne(p: u32, len: u32, ipStatus: u32, l4Status: u32): u64 {
+  if (len < ETH_HDR_LEN) return 0;
+  let l2Len = ETH_HDR_LEN;
+  let type = be16(p + 12);
+  let tags: u32 = 0;
+  while ((type == ETH_TYPE_VLAN || type == ETH_TYPE_QINQ) && tags < MAX_VLAN_TAGS && l2Len + VLAN_HDR_LEN <= len) {
+    type = be16(p + l2Len + 2);
+    l2Len += VLAN_HDR_LEN;
+    tags++;
+  }
+  if (type != ETH_TYPE_IPV4 && type != ETH_TYPE_IPV6) return <u64>l2Len;
+
+  const l3 = p + l2Len;
+  const room = len - l2Len;
+  let l3Len: u32;
+  let dgram: u32;
+  let proto: u32;
+  let complete: bool;
+  let frag: bool = false;
+  let bad: u64 = 0;
+  let flags: u64;
+  const v4 = type == ETH_TYPE_IPV4;
+  if (v4) {
+    if (room < IPV4_HDR_LEN || load<u8>(l3) >> 4 != 4) return <u64>l2Len;
+    l3Len = (<u32>load<u8>(l3) & 0x0f) << 2;
+    const total = be16(l3 + 2);
+    if (l3Len < IPV4_HDR_LEN || l3Len > room || total < l3Len) return <u64>l2Len;
+    proto = load<u8>(l3, 9);
+    const f = be16(l3 + 6);
+    frag = (f & (IPV4_MF_FLAG | IPV4_OFFSET_MASK)) != 0;
+    dgram = total - l3Len;
+    complete = total <= room;
+    flags = (<u64>1) << 34;
+    // The header checksum: checked (status unknown), then set.
+    const head = sumAdd(l3, IPV4_CKSUM, 0);
+    const rest = sumAdd(l3 + IPV4_CKSUM + 2, l3Len - IPV4_CKSUM - 2, 0);
+    if (ipStatus == 0 && sumFold(head + rest + <u64>be16(l3 + IPV4_CKSUM)) != 0xffff) bad |= 1;
+    setBe16(l3 + IPV4_CKSUM, ~sumFold(head + rest) & 0xffff);
+    // Only the first fragment carries the L4 header.
+    if ((f & IPV4_OFFSET_MASK) != 0) return (<u64>(l2Len | (l3Len << 16))) | (bad << 32) | flags;
+  } else {
+    if (room < IPV6_HDR_LEN || load<u8>(l3) >> 4 != 6) return <u64>l2Len;
+    l3Len = IPV6_HDR_LEN;
+    dgram = be16(l3 + 4);
+    proto = load<u8>(l3, 6);
+    complete = IPV6_HDR_LEN + dgram <= room;
+    flags = (<u64>1) << 35;
+  }
+  const word = (<u64>(l2Len | (l3Len << 16))) | flags;
+
+  const l4 = l3 + l3Len;
+  const left = room - l3Len;
+  const l4Room = left < dgram ? left : dgram;
+  let l4Len: u32;
+  if (proto == PROTO_UDP) {
+    l4Len = UDP_HDR_LEN;
+  } else if (proto == PROTO_TCP) {
+    if (l4Room < TCP_HDR_LEN) return word | (bad << 32);
+    l4Len = (<u32>load<u8>(l4, 12) & 0xf0) >> 2;
+    if (l4Len < TCP_HDR_LEN) return word | (bad << 32);
+  } else {
+    return word | (bad << 32); // ICMP and the rest: no L4 checksum here
+  }
+  if (l4Len > l4Room) return word | (bad << 32);
+
+  if (complete && !frag) {
+    const udp = proto == PROTO_UDP;
+    const ck = udp ? UDP_CKSUM : TCP_CKSUM;
+    const old = be16(l4 + ck);
+    // IPv4 UDP with checksum 0 carries none: left as it is.
+    if (!(v4 && udp && old == 0)) {
+      // Pseudo-header: addresses, protocol, L4 length (dgram < 2^16).
+      let sum: u64 = v4 ? sumAdd(l3 + 12, 8, 0) : sumAdd(l3 + 8, 32, 0);
+      sum += <u64>proto + <u64>dgram;
+      sum = sumAdd(l4, ck, sum);
+      sum = sumAdd(l4 + ck + 2, dgram - ck - 2, sum);
+      if (l4Status == 0) {
+        // IPv6 UDP with checksum 0 is invalid (RFC 8200 §8.1).
+        const ok = !(udp && old == 0) && sumFold(sum + <u64>old) == 0xffff;
+        if (!ok) bad |= 2;
+      }
+      let c = ~sumFold(sum) & 0xffff;
+      if (c == 0 && udp) c = 0xffff;
+      setBe16(l4 + ck, c);
+    }
+  }
+  return word | (<u64>(l4Len << 8)) | (bad << 32);
+}
+
+/**
+ * csum (twin: fwd/csum.ts): for each packet, write the 12 address bytes
+ * (peer, then tx port; three little-endian words) when it holds an Ethernet
+ * header, count bad arrivals from the rx flags and, when they say nothing,
+ * by verifying in software, recompute the IPv4 header and UDP/TCP
+ * checksums, then set the tx fields (rx flags cleared, TX_IPV4 / TX_IPV6,
+ * parsed lengths, tso_segsz 0). The counts are added to the f64 counters of
+ * the stream whose slot starts at heap byte offset `stats`.
+ */
+export function csum(objs: u32, n: u32, w0: u32, w1: u32, w2: u32, keepHi: u32, stats: u32): void {
+  let badIp: u32 = 0;
+  let badL4: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) {
+    const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
+    const p = dataAddr(r);
+    const len = <u32>load<u16>(r, M_DATA_LEN);
+    const rx = load<u32>(r, M_OL_FLAGS);
+    const ipStatus = rx & IP_CKSUM_MASK;
+    const l4Status = rx & L4_CKSUM_MASK;
+    if (ipStatus == RX_IP_CKSUM_BAD) badIp++;
+    if (l4Status == RX_L4_CKSUM_BAD) badL4++;
+    if (len >= ETH_HDR_LEN) {
+      store<u32>(p, w0);
+      store<u32>(p, w1, 4);
+      store<u32>(p, w2, 8);
+    }
+    const res = csumOne(p, len, ipStatus, l4Status);
+    const hi = <u32>(res >> 32);
+    badIp += hi & 1;
+    badL4 += (hi >> 1) & 1;
+    let txFlags: u32 = load<u32>(r, M_OL_FLAGS_HI) & keepHi;
+    if (hi & 4) txFlags |= TX_IPV4;
+    if (hi & 8) txFlags |= TX_IPV6;
+    store<u32>(r, 0, M_OL_FLAGS);
+    store<u32>(r, txFlags, M_OL_FLAGS_HI);
+    store<u32>(r, <u32>res, M_TX_OFFLOAD);
+    store<u16>(r, 0, M_TSO_SEGSZ);
+  }
+  if (badIp > 0) store<f64>(stats, load<f64>(stats, FS_RX_BAD_IP_CSUM_OFF) + <f64>badIp, FS_RX_BAD_IP_CSUM_OFF);
+  if (badL4 > 0) store<f64>(stats, load<f64>(stats, FS_RX_BAD_L4_CSUM_OFF) + <f64>badL4, FS_RX_BAD_L4_CSUM_OFF);
+}

@@ -19,6 +19,10 @@
  * datagrams that do not lie wholly in the first segment (single-segment
  * assumption; see src/net/checksum.ts). Packets that are not IP, or are
  * truncated, are forwarded with whatever could be parsed; nothing throws.
+ *
+ * The work runs in the wasm kernel csum (src/kernels/as/fwd.ts) when the
+ * heap has kernels and the burst lives in the heap; otherwise the
+ * TypeScript twin below runs.
  */
 import { OlFlags, OlFlagsHi } from '../../../mem/mbuf-layout.js';
 import { ETHER_ADDR_LEN, ETHER_HDR_LEN, ETHER_TYPE_IPV4, ETHER_TYPE_IPV6 } from '../../../net/ether.js';
@@ -52,12 +56,36 @@ export function csum(ctx: FwdContext): FwdEngine {
   const f64 = ctx.heap.f64;
   const burst = ctx.burst;
   const info = newHdrInfo();
+  const kernel = ctx.heap.kernels?.fwd.csum ?? null;
+  const inHeap = burst.buffer === ctx.heap.buffer;
+  // The 12 address bytes (peer, tx port) as little-endian words, per stream, as mac.ts.
+  const cache = new WeakMap<FwdStream, Uint32Array>();
+  const words = (fs: FwdStream): Uint32Array => {
+    let w = cache.get(fs);
+    if (!w) {
+      const b = new Uint8Array(12);
+      b.set(fs.peerMac.subarray(0, 6), 0);
+      b.set(fs.txMac.subarray(0, 6), 6);
+      const v = new DataView(b.buffer);
+      w = Uint32Array.of(v.getUint32(0, true), v.getUint32(4, true), v.getUint32(8, true));
+      cache.set(fs, w);
+    }
+    return w;
+  };
 
   return {
     name: 'csum',
     fwd(fs: FwdStream): void {
       const n = receive(ctx, fs);
       if (n === 0) return;
+      if (kernel !== null && inHeap) {
+        const w = words(fs);
+        kernel(burst.byteOffset, n, w[0]!, w[1]!, w[2]!, KEEP_HI, fs.stats * 8);
+        transmit(ctx, fs, n);
+        return;
+      }
+
+      // The TypeScript twin of the csum kernel.
       const peer = fs.peerMac;
       const own = fs.txMac;
       let badIp = 0;
