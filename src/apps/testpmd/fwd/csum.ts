@@ -37,7 +37,7 @@ import {
 import { ETHER_SRC_OFF, IPPROTO_TCP, IPPROTO_UDP, TCP_CKSUM_OFF, UDP_CKSUM_OFF, be16, newHdrInfo, parseHeaders, setBe16 } from '../../../net/headers.js';
 import { receive, transmit } from './common.js';
 import { FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, type FwdContext, type FwdEngine, type FwdStream } from './engine.js';
-import { KEEP_HI } from './tx-fields.js';
+import { KEEP_HI, streamAddressWords } from './tx-fields.js';
 
 /** DPDK's RTE_MBUF_F_RX_IP_CKSUM_MASK / _L4_: BAD alone = bad, GOOD alone = good, both = none, neither = unknown. */
 const IP_CKSUM_MASK = OlFlags.RX_IP_CKSUM_BAD | OlFlags.RX_IP_CKSUM_GOOD;
@@ -58,20 +58,7 @@ export function csum(ctx: FwdContext): FwdEngine {
   const info = newHdrInfo();
   const kernel = ctx.heap.kernels?.fwd.csum ?? null;
   const inHeap = burst.buffer === ctx.heap.buffer;
-  // The 12 address bytes (peer, tx port) as little-endian words, per stream, as mac.ts.
-  const cache = new WeakMap<FwdStream, Uint32Array>();
-  const words = (fs: FwdStream): Uint32Array => {
-    let w = cache.get(fs);
-    if (!w) {
-      const b = new Uint8Array(12);
-      b.set(fs.peerMac.subarray(0, 6), 0);
-      b.set(fs.txMac.subarray(0, 6), 6);
-      const v = new DataView(b.buffer);
-      w = Uint32Array.of(v.getUint32(0, true), v.getUint32(4, true), v.getUint32(8, true));
-      cache.set(fs, w);
-    }
-    return w;
-  };
+  const words = streamAddressWords();
 
   return {
     name: 'csum',

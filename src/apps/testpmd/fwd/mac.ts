@@ -6,7 +6,7 @@ import { H_DATA_OFF, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_WORD_SHIFT, W_BUF_ADDR, 
 import { receive, transmit } from './common.js';
 import type { FwdContext, FwdEngine, FwdStream } from './engine.js';
 import { TX_OFFLOAD_ETH_IPV4, TX_OFFLOAD_KEEP } from './macswap.js';
-import { KEEP_HI, txOlFlagsHi } from './tx-fields.js';
+import { KEEP_HI, streamAddressWords, txOlFlagsHi } from './tx-fields.js';
 
 export function mac(ctx: FwdContext): FwdEngine {
   const u16 = ctx.heap.u16;
@@ -16,20 +16,7 @@ export function mac(ctx: FwdContext): FwdEngine {
   const olHi = txOlFlagsHi(ctx.config);
   const kernel = ctx.heap.kernels?.fwd ?? null;
   const inHeap = burst.buffer === ctx.heap.buffer;
-  // The 12 address bytes as words, per stream (a stream's ports never change while it runs).
-  const cache = new WeakMap<FwdStream, Uint32Array>();
-  const words = (fs: FwdStream): Uint32Array => {
-    let w = cache.get(fs);
-    if (!w) {
-      const b = new Uint8Array(12);
-      b.set(fs.peerMac.subarray(0, 6), 0);
-      b.set(fs.txMac.subarray(0, 6), 6);
-      const v = new DataView(b.buffer);
-      w = Uint32Array.of(v.getUint32(0, true), v.getUint32(4, true), v.getUint32(8, true));
-      cache.set(fs, w);
-    }
-    return w;
-  };
+  const words = streamAddressWords();
   return {
     name: 'mac',
     fwd(fs: FwdStream): void {
