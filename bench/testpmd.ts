@@ -32,15 +32,19 @@ export const benchmark: Benchmark = {
     const secs = opts.quick ? 2 : seconds;
     const one = ENGINES.flatMap((e) => sizes.flatMap((s) => systems.map((sys) => testpmdCase({ engine: e, size: s, cores: 1, system: sys, seconds: secs }))));
     const two = ['io', 'macswap'].flatMap((e) => (opts.quick ? [64] : [64, 1518]).flatMap((s) => systems.map((sys) => testpmdCase({ engine: e, size: s, cores: 2, system: sys, seconds: secs }))));
-    return [...one, ...two];
+    // The TypeScript twins of the kernels, for the sizes issue 5 asks about: what wasm buys.
+    const ts = ['io', 'macswap'].flatMap((e) =>
+      (opts.quick ? [64] : [64, 128, 256]).map((s) => testpmdCase({ engine: e, size: s, cores: 1, system: 'dpkit', seconds: secs, extra: ['--datapath=ts'], label: 'dpkit-ts' })),
+    );
+    return [...one, ...two, ...ts];
   },
   summary: (results) => {
-    const med = (engine: string, size: number, cores: number, system: string) => {
-      const r = results.find((x) => x.params['engine'] === engine && x.params['size'] === size && x.params['cores'] === cores && x.params['system'] === system);
+    const med = (engine: string, size: number, cores: number, variant: string) => {
+      const r = results.find((x) => x.params['engine'] === engine && x.params['size'] === size && x.params['cores'] === cores && x.params['variant'] === variant);
       return r ? summarize(r.samples).median : NaN;
     };
     const f = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
-    const table = new Table({ head: ['engine', 'size', 'lcores', 'dpkit Mpps', 'DPDK Mpps', 'dpkit / DPDK'], style: { head: [], border: [] } });
+    const table = new Table({ head: ['engine', 'size', 'lcores', 'dpkit Mpps', 'DPDK Mpps', 'dpkit / DPDK', 'dpkit ts Mpps', 'ts / DPDK'], style: { head: [], border: [] } });
     const seen = new Set<string>();
     for (const r of results) {
       const [e, s, c] = [String(r.params['engine']), Number(r.params['size']), Number(r.params['cores'])];
@@ -48,7 +52,8 @@ export const benchmark: Benchmark = {
       seen.add(`${e} ${s} ${c}`);
       const a = med(e, s, c, 'dpkit');
       const b = med(e, s, c, 'dpdk');
-      table.push([e, String(s), String(c), f(a), f(b), f(a / b, 2)]);
+      const t = med(e, s, c, 'dpkit-ts');
+      table.push([e, String(s), String(c), f(a), f(b), f(a / b, 2), f(t), f(t / b, 2)]);
     }
     const scaling = new Table({ head: ['engine', 'size', 'dpkit 2c / 1c', 'DPDK 2c / 1c'], style: { head: [], border: [] } });
     for (const e of ['io', 'macswap']) {
