@@ -294,6 +294,25 @@ function be16(p: u32): u32 {
 }
 
 /**
+ * Skips up to MAX_VLAN_TAGS VLAN / QinQ tags after the Ethernet header at
+ * `p` (`len` bytes, at least ETH_HDR_LEN), as parseHeaders does.
+ * @returns the L2 length in the low 16 bits and the ethertype after the tags above them.
+ */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function skipTags(p: u32, len: u32): u32 {
+  let l2Len = ETH_HDR_LEN;
+  let type = be16(p + 12);
+  let tags: u32 = 0;
+  while ((type == ETH_TYPE_VLAN || type == ETH_TYPE_QINQ) && tags < MAX_VLAN_TAGS && l2Len + VLAN_HDR_LEN <= len) {
+    type = be16(p + l2Len + 2);
+    l2Len += VLAN_HDR_LEN;
+    tags++;
+  }
+  return l2Len | (type << 16);
+}
+
+/**
  * Swaps the addresses of the packet of `len` bytes at `p` as the 5tswap
  * engine does and returns its tx_offload word: l2Len (byte 0), l4Len
  * (byte 1), l3Len (bytes 2..3), each 0 where that layer was not swapped.
@@ -303,14 +322,9 @@ function be16(p: u32): u32 {
 function fiveTupleSwapOne(p: u32, len: u32): u32 {
   // Shorter than an Ethernet header: untouched, all lengths 0.
   if (len < ETH_HDR_LEN) return 0;
-  let l2Len = ETH_HDR_LEN;
-  let type = be16(p + 12);
-  let tags: u32 = 0;
-  while ((type == ETH_TYPE_VLAN || type == ETH_TYPE_QINQ) && tags < MAX_VLAN_TAGS && l2Len + VLAN_HDR_LEN <= len) {
-    type = be16(p + l2Len + 2);
-    l2Len += VLAN_HDR_LEN;
-    tags++;
-  }
+  const l2 = skipTags(p, len);
+  const l2Len = l2 & 0xffff;
+  const type = l2 >>> 16;
   swapScalar(p); // the Ethernet addresses
   // More tags than skipped or cut short, ARP, anything not IP: MACs only, l3Len 0.
   if (type != ETH_TYPE_IPV4 && type != ETH_TYPE_IPV6) return l2Len;
@@ -444,14 +458,9 @@ function setBe16(p: u32, v: u32): void {
 @inline
 function csumOne(p: u32, len: u32, ipStatus: u32, l4Status: u32): u64 {
   if (len < ETH_HDR_LEN) return 0;
-  let l2Len = ETH_HDR_LEN;
-  let type = be16(p + 12);
-  let tags: u32 = 0;
-  while ((type == ETH_TYPE_VLAN || type == ETH_TYPE_QINQ) && tags < MAX_VLAN_TAGS && l2Len + VLAN_HDR_LEN <= len) {
-    type = be16(p + l2Len + 2);
-    l2Len += VLAN_HDR_LEN;
-    tags++;
-  }
+  const l2 = skipTags(p, len);
+  const l2Len = l2 & 0xffff;
+  const type = l2 >>> 16;
   if (type != ETH_TYPE_IPV4 && type != ETH_TYPE_IPV6) return <u64>l2Len;
 
   const l3 = p + l2Len;
