@@ -10,10 +10,12 @@
  * `<variant : Before : After>` against scalar and against the previous
  * variant, for 1Q 1C and 2Q 2C, with DPDK's macswap beside them. Each figure
  * is the median of ≥ 5 repetitions alternating over all cells; a difference
- * is called beyond noise only when the two min–max ranges do not overlap.
+ * is called beyond noise only when the two min–max ranges do not overlap, and
+ * the ratio's bootstrap 95 % interval gives the verdict (faster / slower /
+ * no significant difference).
  */
 import { dpdkTestpmd, testpmdCase, type System } from '../src/apps/bench/testpmd-run.js';
-import { summarize } from '../src/apps/bench/stats.js';
+import { bootstrapRatio, summarize, verdict } from '../src/apps/bench/stats.js';
 import type { Benchmark, BenchCase } from '../src/apps/bench/types.js';
 
 const VARIANTS = ['scalar', 'simd', 'simd-ofl', 'simd-interleave'] as const;
@@ -83,5 +85,6 @@ function compare(before: Row | undefined, after: Row | undefined): string {
   const b = summarize(after.samples);
   const pct = ((b.median - a.median) / a.median) * 100;
   const beyond = b.min > a.max || b.max < a.min;
-  return `${fmt(a.median)} : ${fmt(b.median)} (${pct >= 0 ? '+' : ''}${pct.toFixed(1)} %, ${beyond ? 'beyond noise' : 'within noise'})`;
+  const ci = bootstrapRatio(before.samples, after.samples);
+  return `${fmt(a.median)} : ${fmt(b.median)} (${pct >= 0 ? '+' : ''}${pct.toFixed(1)} %, ${beyond ? 'beyond noise' : 'within noise'}; 95 % CI ${ci.lo.toFixed(3)}..${ci.hi.toFixed(3)}: ${verdict(ci)})`;
 }
