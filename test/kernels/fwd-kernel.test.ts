@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { defaultFwdConfig, type FwdContext, type FwdStream } from '../../src/apps/testpmd/fwd/engine.js';
+import { defaultFwdConfig, type FwdConfig, type FwdContext, type FwdStream } from '../../src/apps/testpmd/fwd/engine.js';
 import { macswap } from '../../src/apps/testpmd/fwd/macswap.js';
 import { drivers } from '../../src/drivers/index.js';
 import { TxOffload } from '../../src/ethdev/driver.js';
@@ -17,7 +17,28 @@ function side(datapath: 'wasm' | 'ts', nullSize: number) {
   const ethdev = new Ethdev(heap, drivers);
   for (const name of ['net_ring0', `net_null0,size=${nullSize}`]) portUp(ethdev, pool, ethdev.create(name));
   const mb = new Mbufs(heap);
-  return { heap, pool, ethdev, mb };
+  // One burst array per side, in the heap so the kernels work on it.
+  return { heap, pool, ethdev, mb, burst: heap.burst(512) };
+}
+
+type Side = ReturnType<typeof side>;
+
+function ctxOf(s: Side, config: FwdConfig): FwdContext {
+  return { heap: s.heap, mb: s.mb, pool: s.pool, burst: s.burst, config };
+}
+
+/** The stream that receives from and sends back to the looped net_ring port 0, with fresh counters. */
+function loopStream(s: Side, macs = { txMac: new Uint8Array(6), peerMac: new Uint8Array(6) }, stats = s.heap.reserve(64) >>> 3): FwdStream {
+  return { rxPort: 0, rxQueue: 0, txPort: 0, txQueue: 0, rxq: s.ethdev.rxQueue(0, 0), txq: s.ethdev.txQueue(0, 0), stats, ...macs };
+}
+
+/** Closes both sides' ports (the ring drains back) and checks every pool is full. */
+function closeSides(sides: Side[]): void {
+  for (const s of sides) {
+    s.ethdev.close(0);
+    s.ethdev.close(1);
+    assertFull(s.pool);
+  }
 }
 
 /** Metadata and bytes of a packet, for comparing the two sides. */
@@ -56,8 +77,8 @@ it(`rxFill, pktLenSum and the ${variant} macswap kernel do what their TypeScript
       }
       s.ethdev.txBurst(0, 0, b, n);
       const config = { ...defaultFwdConfig(), txOffloads: offloads, vlanTci: 100 + round, vlanTciOuter: 200 + round, macswapKernel: variant };
-      const ctx: FwdContext = { heap: s.heap, mb: s.mb, pool: s.pool, burst: s.heap.burst(512), config };
-      const fs: FwdStream = { rxPort: 0, rxQueue: 0, txPort: 0, txQueue: 0, rxq: s.ethdev.rxQueue(0, 0), txq: s.ethdev.txQueue(0, 0), stats: s.heap.reserve(64) >>> 3, txMac: new Uint8Array(6), peerMac: new Uint8Array(6) };
+      const ctx = ctxOf(s, config);
+      const fs = loopStream(s);
       macswap(ctx).fwd(fs); // receives from the ring and sends back into it
       const out = s.heap.burst(64);
       const got = s.ethdev.rxBurst(0, 0, out, 64);
@@ -71,11 +92,7 @@ it(`rxFill, pktLenSum and the ${variant} macswap kernel do what their TypeScript
     });
     assert.deepEqual(results[0], results[1], `round ${round}`);
   }
-  for (const s of sides) {
-    s.ethdev.close(0);
-    s.ethdev.close(1);
-    assertFull(s.pool);
-  }
+  closeSides(sides);
 });
 
 it('macFwd and txonlyFill kernels do what their TypeScript twins do', async () => {
@@ -93,18 +110,8 @@ it('macFwd and txonlyFill kernels do what their TypeScript twins do', async () =
         vlanTci: round,
         vlanTciOuter: 1000 + round,
       };
-      const ctx: FwdContext = { heap: s.heap, mb: s.mb, pool: s.pool, burst: s.heap.burst(512), config };
-      const fs: FwdStream = {
-        rxPort: 0,
-        rxQueue: 0,
-        txPort: 0,
-        txQueue: 0,
-        rxq: s.ethdev.rxQueue(0, 0),
-        txq: s.ethdev.txQueue(0, 0),
-        stats: s.heap.reserve(64) >>> 3,
-        txMac: Uint8Array.of(0xa, 0xb, 0xc, 0xd, 0xe, round),
-        peerMac: Uint8Array.of(2, 0, 0, 0, 0, round),
-      };
+      const ctx = ctxOf(s, config);
+      const fs = loopStream(s, { txMac: Uint8Array.of(0xa, 0xb, 0xc, 0xd, 0xe, round), peerMac: Uint8Array.of(2, 0, 0, 0, 0, round) });
       const gen = txonly(ctx);
       gen.fwd(fs); // into the looped ring
       gen.fwd(fs);
@@ -118,11 +125,7 @@ it('macFwd and txonlyFill kernels do what their TypeScript twins do', async () =
     assert.ok(results[0]!.length > 0);
     assert.deepEqual(results[0], results[1], `round ${round}`);
   }
-  for (const s of sides) {
-    s.ethdev.close(0);
-    s.ethdev.close(1);
-    assertFull(s.pool);
-  }
+  closeSides(sides);
 });
 
 it('the fiveTupleSwap kernel does what its TypeScript twin does, over valid, truncated and garbage headers', async () => {
@@ -210,8 +213,8 @@ it('the fiveTupleSwap kernel does what its TypeScript twin does, over valid, tru
       }
       s.ethdev.txBurst(0, 0, b, n);
       const config = { ...defaultFwdConfig(), txOffloads: offloads, vlanTci: 300 + round, vlanTciOuter: 900 + round };
-      const ctx: FwdContext = { heap: s.heap, mb: s.mb, pool: s.pool, burst: s.heap.burst(512), config };
-      const fs: FwdStream = { rxPort: 0, rxQueue: 0, txPort: 0, txQueue: 0, rxq: s.ethdev.rxQueue(0, 0), txq: s.ethdev.txQueue(0, 0), stats: s.heap.reserve(64) >>> 3, txMac: new Uint8Array(6), peerMac: new Uint8Array(6) };
+      const ctx = ctxOf(s, config);
+      const fs = loopStream(s);
       fiveTupleSwap(ctx).fwd(fs); // receives from the ring and sends back into it
       const out = s.heap.burst(64);
       const got = s.ethdev.rxBurst(0, 0, out, 64);
@@ -239,11 +242,7 @@ it('the fiveTupleSwap kernel does what its TypeScript twin does, over valid, tru
     }
   }
   for (const [k, v] of Object.entries(seen)) assert.ok(v >= 20, `coverage: ${k} ${v}`);
-  for (const s of sides) {
-    s.ethdev.close(0);
-    s.ethdev.close(1);
-    assertFull(s.pool);
-  }
+  closeSides(sides);
 });
 
 it('the csum kernel does what its TypeScript twin does: bytes, metadata and bad-checksum counters', async () => {
@@ -364,11 +363,11 @@ it('the csum kernel does what its TypeScript twin does: bytes, metadata and bad-
         s.mb.setTsoSegsz(h, f[3]!);
       }
       s.ethdev.txBurst(0, 0, b, n);
-      const ctx: FwdContext = { heap: s.heap, mb: s.mb, pool: s.pool, burst: s.heap.burst(512), config: defaultFwdConfig() };
+      const ctx = ctxOf(s, defaultFwdConfig());
       const stats = s.heap.reserve(64) >>> 3; // each side's stream its own slot
       s.heap.f64[stats + FS_RX_BAD_IP_CSUM] = start[0]!;
       s.heap.f64[stats + FS_RX_BAD_L4_CSUM] = start[1]!;
-      const fs: FwdStream = { rxPort: 0, rxQueue: 0, txPort: 0, txQueue: 0, rxq: s.ethdev.rxQueue(0, 0), txq: s.ethdev.txQueue(0, 0), stats, txMac, peerMac };
+      const fs = loopStream(s, { txMac, peerMac }, stats);
       csum(ctx).fwd(fs); // receives from the ring and sends back into it
       const out = s.heap.burst(64);
       const got = s.ethdev.rxBurst(0, 0, out, 64);
@@ -397,9 +396,5 @@ it('the csum kernel does what its TypeScript twin does: bytes, metadata and bad-
     }
   }
   for (const [k, v] of Object.entries(seen)) assert.ok(v >= 20, `coverage: ${k} ${v}`);
-  for (const s of sides) {
-    s.ethdev.close(0);
-    s.ethdev.close(1);
-    assertFull(s.pool);
-  }
+  closeSides(sides);
 });
