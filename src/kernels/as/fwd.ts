@@ -294,6 +294,28 @@ function be16(p: u32): u32 {
 }
 
 /**
+ * The UDP or TCP header length at `l4` when that header fits the `l4Room`
+ * bytes the packet and its IP length allow (TCP: a data offset of at least
+ * 5 words that fits), as parseHeaders decides it; 0 for other protocols and
+ * headers that do not fit.
+ */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function l4HdrLen(l4: u32, proto: u32, l4Room: u32): u32 {
+  let len: u32;
+  if (proto == PROTO_UDP) {
+    len = UDP_HDR_LEN;
+  } else if (proto == PROTO_TCP) {
+    if (l4Room < TCP_HDR_LEN) return 0;
+    len = (<u32>load<u8>(l4, 12) & 0xf0) >> 2;
+    if (len < TCP_HDR_LEN) return 0;
+  } else {
+    return 0;
+  }
+  return len > l4Room ? 0 : len;
+}
+
+/**
  * Skips up to MAX_VLAN_TAGS VLAN / QinQ tags after the Ethernet header at
  * `p` (`len` bytes, at least ETH_HDR_LEN), as parseHeaders does.
  * @returns the L2 length in the low 16 bits and the ethertype after the tags above them.
@@ -360,18 +382,9 @@ function fiveTupleSwapOne(p: u32, len: u32): u32 {
   const l4 = l3 + l3Len;
   // The L4 header must fit both the bytes there are and the datagram's own length.
   const left = room - l3Len;
-  const l4Room = left < dgram ? left : dgram;
-  let l4Len: u32;
-  if (proto == PROTO_UDP) {
-    l4Len = UDP_HDR_LEN;
-  } else if (proto == PROTO_TCP) {
-    if (l4Room < TCP_HDR_LEN) return word;
-    l4Len = (<u32>load<u8>(l4, 12) & 0xf0) >> 2;
-    if (l4Len < TCP_HDR_LEN) return word;
-  } else {
-    return word; // ICMP and the rest: addresses only, l4Len 0
-  }
-  if (l4Len > l4Room) return word;
+  // ICMP and the rest, or a header that does not fit: addresses only, l4Len 0.
+  const l4Len = l4HdrLen(l4, proto, left < dgram ? left : dgram);
+  if (l4Len == 0) return word;
   const s = load<u16>(l4);
   store<u16>(l4, load<u16>(l4, 2));
   store<u16>(l4, s, 2);
@@ -503,18 +516,9 @@ function csumOne(p: u32, len: u32, ipStatus: u32, l4Status: u32): u64 {
 
   const l4 = l3 + l3Len;
   const left = room - l3Len;
-  const l4Room = left < dgram ? left : dgram;
-  let l4Len: u32;
-  if (proto == PROTO_UDP) {
-    l4Len = UDP_HDR_LEN;
-  } else if (proto == PROTO_TCP) {
-    if (l4Room < TCP_HDR_LEN) return word | (bad << 32);
-    l4Len = (<u32>load<u8>(l4, 12) & 0xf0) >> 2;
-    if (l4Len < TCP_HDR_LEN) return word | (bad << 32);
-  } else {
-    return word | (bad << 32); // ICMP and the rest: no L4 checksum here
-  }
-  if (l4Len > l4Room) return word | (bad << 32);
+  // ICMP and the rest, or a header that does not fit: no L4 checksum here.
+  const l4Len = l4HdrLen(l4, proto, left < dgram ? left : dgram);
+  if (l4Len == 0) return word | (bad << 32);
 
   if (complete && !frag) {
     const udp = proto == PROTO_UDP;
