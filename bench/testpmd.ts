@@ -8,9 +8,8 @@
  * (transmitted, for txonly).
  *
  * Two forwarding lcores on this 2-core machine share a core with the main
- * lcore: DPDK runs `--lcores 0@0,1@1,2@0`; dpkit's main thread and its two
- * lcore workers float over the same 2 cores (the main thread sleeps while
- * they forward). Both carry the same handicap.
+ * lcore: both systems run `--lcores 0@0,1@1,2@0` (the main thread sleeps
+ * while they forward), dpkit pinning with its native shim.
  */
 import { dpdkTestpmd, testpmdCase, type System } from '../src/apps/bench/testpmd-run.js';
 import { summarize } from '../src/apps/bench/stats.js';

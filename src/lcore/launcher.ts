@@ -7,7 +7,6 @@
  * and `wait()` rejects with an LcoreError naming the lcore. It never hangs
  * on a dead worker.
  */
-import type { Worker } from 'node:worker_threads';
 import { DpkitError } from '../errors.js';
 import { startWorker } from './spawn.js';
 
@@ -28,13 +27,9 @@ export interface LcoreLaunch {
   lcoreId: number;
   /** Passed to the worker as workerData.job. */
   job: unknown;
+  /** CPUs the worker pins itself to (workerData.cpus, see affinity.ts); floats when absent. */
+  cpus?: number[];
 }
-
-/**
- * Affinity seam: pins a worker thread to a CPU once the native shim exists
- * (DESIGN §8). Until then lcores float and `--lcores 1@1` is accepted and noted.
- */
-export type AffinityHook = (worker: Worker, lcoreId: number) => void;
 
 export class Lcores {
   readonly ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
@@ -42,22 +37,26 @@ export class Lcores {
   private failure: LcoreError | undefined;
   /** performance.now() when the first lcore reported its loop running (a `{ started: true }` message). */
   startedAt: number | undefined;
+  /** The CPU each lcore reported running on when it started (absent: floating). */
+  readonly cpuOf = new Map<number, number>();
 
   /**
    * Starts one worker per launch, running `script` (a module beside `base`).
-   * Each worker gets workerData { ctl, lcoreId, job } and posts one message
-   * when its loop has ended and its lcore caches are flushed.
+   * Each worker gets workerData { ctl, lcoreId, job, cpus }, posts
+   * `{ started: true, cpu }` when its loop runs, and one last message when
+   * the loop has ended and its lcore caches are flushed.
    */
-  constructor(script: string, base: string, launches: LcoreLaunch[], affinity?: AffinityHook) {
+  constructor(script: string, base: string, launches: LcoreLaunch[]) {
     for (const l of launches) {
-      const w = startWorker(script, base, { workerData: { ctl: this.ctl, lcoreId: l.lcoreId, job: l.job } });
-      affinity?.(w, l.lcoreId);
+      const w = startWorker(script, base, { workerData: { ctl: this.ctl, lcoreId: l.lcoreId, job: l.job, cpus: l.cpus } });
       this.done.push(
         new Promise((resolve, reject) => {
           let result: unknown;
-          w.on('message', (m: { started?: boolean }) => {
-            if (m?.started) this.startedAt ??= performance.now();
-            else result = m;
+          w.on('message', (m: { started?: boolean; cpu?: number }) => {
+            if (m?.started) {
+              this.startedAt ??= performance.now();
+              if (m.cpu !== undefined) this.cpuOf.set(l.lcoreId, m.cpu);
+            } else result = m;
           });
           w.once('error', (e: Error) => {
             this.failure ??= new LcoreError(l.lcoreId, e.message);

@@ -1,8 +1,11 @@
 // An lcore that polls until stopped (or throws after failAfterMs), for launcher.test.ts.
 import { parentPort, workerData } from 'node:worker_threads';
+import { pinThisThread } from '../../src/lcore/affinity.js';
 import { CTL_STOP } from '../../src/lcore/launcher.js';
 
-const { ctl, lcoreId, job } = workerData as { ctl: Int32Array; lcoreId: number; job: { failAfterMs?: number } };
+const { ctl, lcoreId, job, cpus } = workerData as { ctl: Int32Array; lcoreId: number; job: { failAfterMs?: number }; cpus?: number[] };
+const cpu = pinThisThread(cpus);
+parentPort!.postMessage({ started: true, cpu });
 const failAt = job.failAfterMs === undefined ? Infinity : Date.now() + job.failAfterMs;
 let polls = 0;
 while (Atomics.load(ctl, CTL_STOP) === 0) {
@@ -10,4 +13,4 @@ while (Atomics.load(ctl, CTL_STOP) === 0) {
   if (polls === 1) Atomics.store(ctl, 8 + lcoreId, 1); // tell the test this lcore is polling
   if ((polls & 1023) === 0 && Date.now() > failAt) throw new Error('driver exploded');
 }
-parentPort!.postMessage({ lcoreId, polls });
+parentPort!.postMessage({ lcoreId, polls, cpu });

@@ -103,17 +103,20 @@ export interface TestpmdCaseSpec {
   extra?: string[];
   /** Case name suffix (default: the system). */
   label?: string;
+  /** 'pinned' (default): lcores on their own CPUs as EAL places them; 'floating': every thread on either CPU. */
+  placement?: 'pinned' | 'floating';
 }
 
 /**
  * A bench case running testpmd on two null ports of `size` bytes, burst 32,
- * on 1 forwarding lcore with 1 queue or 2 with 2 queues per port. On 2 cores,
- * DPDK gets `--lcores 0@0,1@1,2@0` (main lcore sharing a core); dpkit's main
- * thread and lcore workers float over the same two cores.
+ * on 1 forwarding lcore with 1 queue or 2 with 2 queues per port. Both
+ * systems get the same EAL placement: on 2 cores, `--lcores 0@0,1@1,2@0`
+ * (the sleeping main lcore shares a core); floating is `(0-2)@(0-1)`.
  */
 export function testpmdCase(c: TestpmdCaseSpec): BenchCase {
   const ports = ['--vdev', `net_null0,size=${c.size}`, '--vdev', `net_null1,size=${c.size}`];
-  const lcores = c.cores === 1 ? ['-l', '0-1'] : c.system === 'dpdk' ? ['--lcores', '0@0,1@1,2@0'] : ['-l', '0-2'];
+  const floating = c.placement === 'floating';
+  const lcores = ['--lcores', c.cores === 1 ? (floating ? '(0-1)@(0-1)' : '0@0,1@1') : floating ? '(0-2)@(0-1)' : '0@0,1@1,2@0'];
   const label = c.label ?? c.system;
   return {
     name: `${c.engine} ${c.size} B ${c.cores}c ${label}`,

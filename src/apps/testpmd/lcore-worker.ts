@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { drivers } from '../../drivers/index.js';
 import type { QueueDescriptor } from '../../ethdev/driver.js';
 import type { Datapath } from '../../kernels/kernels.js';
+import { pinThisThread } from '../../lcore/affinity.js';
 import { CTL_STOP } from '../../lcore/launcher.js';
 import { Heap, type HeapDescriptor } from '../../mem/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
@@ -44,7 +45,8 @@ export interface LcoreJob {
 /** How often (in passes over all streams) the loop looks at the stop flag. */
 const STOP_CHECK_EVERY = 64;
 
-const { ctl, lcoreId, job } = workerData as { ctl: Int32Array; lcoreId: number; job: LcoreJob };
+const { ctl, lcoreId, job, cpus } = workerData as { ctl: Int32Array; lcoreId: number; job: LcoreJob; cpus?: number[] };
+const cpu = pinThisThread(cpus);
 const heap = Heap.attach(job.heap, lcoreId, job.datapath);
 const pool = Mempool.attach(heap, { offset: job.pool });
 const spec = (d: QueueDescriptor) => {
@@ -74,7 +76,7 @@ if (job.txFirst > 0) {
 }
 
 const nb = streams.length;
-parentPort!.postMessage({ started: true });
+parentPort!.postMessage({ started: true, cpu });
 for (let pass = 0; ; pass++) {
   for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
   if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;

@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ArgError } from '../../errors.js';
+import { pinThisThread } from '../../lcore/affinity.js';
 import { parseTestpmdArgs, TESTPMD_USAGE } from './options.js';
 import { runShell } from './shell.js';
 import { Testpmd } from './testpmd.js';
@@ -30,6 +31,8 @@ export async function testpmdMain(argv: string[]): Promise<number> {
   for (const n of opts.notes) process.stderr.write(`testpmd: ${n}\n`);
 
   const pmd = new Testpmd(opts, log);
+  // The main lcore's thread too, as EAL pins it (only here: Testpmd may run inside a test process).
+  pinThisThread(pmd.placement.cpus.get(opts.mainLcore));
   if (opts.interactive) return runShell(pmd, log);
 
   log('No commandline core given, start packet forwarding');
@@ -84,6 +87,7 @@ export async function testpmdMain(argv: string[]): Promise<number> {
       datapath: pmd.heap.datapath,
       seconds,
       burst: pmd.config.burst,
+      lcores: pmd.fwdLcoreIds().map((lcore) => ({ lcore, cpu: pmd.cpuOfLcore.get(lcore) ?? null })),
       ports: [...ports].map(([port, s]) => ({ port, ...s, nic: pmd.ethdev.stats(port) })),
       streams: pmd.streamStats().map(({ stats: _slot, ...s }) => s),
       total,

@@ -6,6 +6,7 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ArgError } from '../../errors.js';
+import type { CpuMap } from '../../lcore/affinity.js';
 import { parseMac } from '../../net/ether.js';
 import { MACSWAP_VARIANTS, MAX_PKT_BURST, type MacswapVariant } from './fwd/engine.js';
 
@@ -14,6 +15,8 @@ export type PortTopology = 'paired' | 'chained' | 'loop';
 export interface TestpmdOptions {
   /** Lcore ids from -l / --lcores, main lcore first. */
   lcores: number[];
+  /** CPU sets given by --lcores (lcore@cpus); absent lcores follow EAL's lcore N on CPU N. */
+  lcoreCpus: CpuMap | undefined;
   mainLcore: number;
   vdevs: string[];
   interactive: boolean;
@@ -55,7 +58,7 @@ export const TESTPMD_USAGE = `Usage: dpkit testpmd [EAL options] -- [testpmd opt
 
 EAL options:
   -l CORELIST            lcores to use, e.g. 0-1 (first is the main lcore)
-  --lcores MAP           lcore map, e.g. 0@0,1@1,2@0 (CPU placement is noted, not applied)
+  --lcores MAP           lcore map, e.g. 0@0,1@1,2@0 (lcore@CPUs; -l N puts lcore N on CPU N)
   --main-lcore ID        main lcore (default: the first)
   --vdev DEVARGS         add a virtual device (repeatable): net_null0,size=64  net_ring0
   --no-huge --no-pci -m MB -n N --file-prefix P --log-level L --in-memory
@@ -106,10 +109,9 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
   }
 
   let lcores: number[];
+  let lcoreCpus: CpuMap | undefined;
   if (typeof e['lcores'] === 'string') {
-    const parsed = parseLcoreMap(e['lcores']);
-    lcores = parsed.lcores;
-    if (parsed.pinned) notes.push(`--lcores ${e['lcores']}: CPU placement noted, not applied (no affinity without the native shim)`);
+    ({ lcores, cpus: lcoreCpus } = parseLcoreMap(e['lcores']));
   } else if (typeof e['l'] === 'string') {
     lcores = parseCoreList(e['l'], '-l');
   } else {
@@ -191,6 +193,7 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
 
   return {
     lcores,
+    lcoreCpus,
     mainLcore,
     vdevs: (e['vdev'] as string[] | undefined) ?? [],
     interactive: a['interactive'] === true,
@@ -263,20 +266,27 @@ export function parseCoreList(text: string, what: string): number[] {
   return out;
 }
 
-/** Parses --lcores: items of LCORES[@CPUS] where LCORES is N, N-M or (list). */
-export function parseLcoreMap(text: string): { lcores: number[]; pinned: boolean } {
+/**
+ * Parses --lcores as EAL does: items of LCORES[@CPUS], each side N, N-M or a
+ * (list). An lcore without @ runs on the CPU of its own number.
+ */
+export function parseLcoreMap(text: string): { lcores: number[]; cpus: CpuMap } {
   const lcores: number[] = [];
-  let pinned = false;
+  const cpus: CpuMap = new Map();
   // Split on commas outside parentheses.
   const items = text.match(/(\([^)]*\)|[^,()]+)+/g) ?? [];
+  const group = (t: string) => parseCoreList(t.replace(/^\(|\)$/g, ''), '--lcores');
   for (const item of items) {
-    const [set, cpus] = item.split('@');
-    if (cpus !== undefined) pinned = true;
-    const ids = parseCoreList(set!.replace(/^\(|\)$/g, ''), '--lcores');
-    for (const id of ids) if (!lcores.includes(id)) lcores.push(id);
+    const [set, on, extra] = item.split('@');
+    if (extra !== undefined || on === '') throw new ArgError(`--lcores ${text}: '${item}' is not LCORES[@CPUS]`);
+    for (const id of group(set!)) {
+      if (cpus.has(id)) throw new ArgError(`--lcores ${text}: lcore ${id} given twice`);
+      lcores.push(id);
+      cpus.set(id, on === undefined ? [id] : group(on));
+    }
   }
   if (lcores.length === 0) throw new ArgError(`--lcores ${text}: no lcore`);
-  return { lcores, pinned };
+  return { lcores, cpus };
 }
 
 function range(lo: number, hi: number): number[] {

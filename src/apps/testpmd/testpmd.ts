@@ -8,6 +8,7 @@ import { drivers } from '../../drivers/index.js';
 import { ArgError, LeakError } from '../../errors.js';
 import { Ethdev } from '../../ethdev/ethdev.js';
 import type { EthStats } from '../../ethdev/stats.js';
+import { placeLcores, type Placement } from '../../lcore/affinity.js';
 import { Lcores } from '../../lcore/launcher.js';
 import { Heap } from '../../mem/heap.js';
 import { MBUF_SIZE } from '../../mem/mbuf-layout.js';
@@ -81,6 +82,10 @@ export class Testpmd {
   forwardMode: string;
   txFirst = 0;
   private lcores: Lcores | undefined;
+  /** Which CPUs each lcore is pinned to (EAL's lcore placement). */
+  readonly placement: Placement;
+  /** Fwd lcore -> the CPU it reported running on, from the last start (absent: floating). */
+  cpuOfLcore = new Map<number, number>();
   private streams: StreamConf[][] = [];
   /** Port counters when forwarding last started (fwd stats are deltas from here). */
   private fwdBase = new Map<number, EthStats>();
@@ -97,6 +102,8 @@ export class Testpmd {
       throw new ArgError(`--forward-mode=${opts.forwardMode}: unknown (available: ${[...engines.keys()].join(' ')})`);
     }
     this.forwardMode = opts.forwardMode;
+    this.placement = placeLcores(opts.lcores, opts.lcoreCpus);
+    for (const note of this.placement.notes) this.log(`EAL: ${note}`);
     const n = opts.totalNumMbufs;
     const stride = Math.ceil(opts.mbufSize / 64) * 64;
     // Pool records and buffers, lcore caches and the ring, plus room for ports, rings and stats.
@@ -225,7 +232,7 @@ export class Testpmd {
           }),
         ),
       };
-      return { lcoreId: ids[i]!, job };
+      return { lcoreId: ids[i]!, job, cpus: this.placement.cpus.get(ids[i]!) };
     });
     this.lcores = new Lcores('lcore-worker', import.meta.url, launches);
   }
@@ -251,6 +258,7 @@ export class Testpmd {
     try {
       await lc.wait();
     } finally {
+      this.cpuOfLcore = new Map(lc.cpuOf);
       this.lcores = undefined;
     }
     return this.fwdStatsText() + '\nDone.';

@@ -3,6 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { native } from '../../../src/native/native.js';
 
 const ENTRY = fileURLToPath(new URL('../../../src/cli/dpkit.ts', import.meta.url));
 const args = (s: string) => s.split(/\s+/).filter(Boolean);
@@ -19,6 +20,7 @@ interface Json {
   mpps: { rx: number; tx: number };
   total: { rxPackets: number; txPackets: number; txDropped: number; rxDropped: number };
   ports: { port: number; rxPackets: number; txPackets: number; txDropped: number; nic: { ipackets: number; opackets: number } }[];
+  lcores: { lcore: number; cpu: number | null }[];
   streams: { lcore: number; rxPort: number; txPort: number; rxPackets: number; txPackets: number; fwdDropped: number }[];
 }
 
@@ -76,6 +78,21 @@ describe('dpkit testpmd', () => {
       assert.equal(s.rxPackets, s.txPackets + s.fwdDropped);
     }
     assert.equal(j.total.rxPackets, j.total.txPackets + j.total.txDropped);
+  });
+
+  it('pins lcores as --lcores places them, and lets an lcore without a CPU float', { skip: !native() && 'native shim not built' }, () => {
+    const r = testpmd(args(`--lcores 0@0,1@0,2@0 -- --nb-cores=2 --rxq=2 --txq=2 --duration=0.3 --json ${SMALL}`));
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((JSON.parse(r.stdout) as Json).lcores, [{ lcore: 1, cpu: 0 }, { lcore: 2, cpu: 0 }]);
+    const cpus = native()!.getAffinity();
+    const beyond = cpus[cpus.length - 1]! + 1;
+    const f = testpmd(args(`-l 0,${beyond} -- --duration=0.3 --json ${SMALL}`));
+    assert.equal(f.code, 0, f.stderr);
+    assert.match(f.stderr, new RegExp(`EAL: lcore ${beyond} float: no CPU ${beyond} here`));
+    assert.deepEqual((JSON.parse(f.stdout) as Json).lcores, [{ lcore: beyond, cpu: null }]);
+    const bad = testpmd(args(`--lcores 0@0,1@${beyond} -- --duration=0.3`));
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, new RegExp(`lcore 1 on CPU ${beyond}, but this process may only use CPUs`));
   });
 
   it('keeps packets circulating between looped net_ring ports after --tx-first, and drains them at exit', () => {

@@ -27,7 +27,7 @@ describe('testpmd command line', () => {
       split('--lcores 0@0,1@1,2@0 --no-huge -m 1024 --no-pci -- --mbcache=512 --burst=64 --rxq=2 --txq=2 --nb-cores=2 --rxd=1024 --txd=1024 -a -i --forward-mode=txonly --txonly-multi-flow --eth-peer=0,00:52:11:22:33:10 --eth-peer=1,00:52:11:22:33:20 --txpkts=64,64'),
     );
     assert.deepEqual(o.lcores, [0, 1, 2]);
-    assert.ok(o.notes.some((n) => n.includes('CPU placement')));
+    assert.deepEqual([...o.lcoreCpus!], [[0, [0]], [1, [1]], [2, [0]]]);
     assert.deepEqual([o.mbcache, o.burst, o.rxq, o.txq, o.nbCores, o.rxd, o.txd], [512, 64, 2, 2, 2, 1024, 1024]);
     assert.ok(o.interactive && o.autoStart && o.txOnlyMultiFlow);
     assert.deepEqual([...o.ethPeers.get(1)!], [0x00, 0x52, 0x11, 0x22, 0x33, 0x20]);
@@ -48,8 +48,14 @@ describe('testpmd command line', () => {
 
   it('parses core lists and lcore maps', () => {
     assert.deepEqual(parseCoreList('0-2,5', '-l'), [0, 1, 2, 5]);
-    assert.deepEqual(parseLcoreMap('(0-1)@0,2@1').lcores, [0, 1, 2]);
-    assert.equal(parseLcoreMap('0,1').pinned, false);
+    const m = parseLcoreMap('(0-1)@0,2@1');
+    assert.deepEqual(m.lcores, [0, 1, 2]);
+    assert.deepEqual([...m.cpus], [[0, [0]], [1, [0]], [2, [1]]]);
+    assert.deepEqual([...parseLcoreMap('0,1').cpus], [[0, [0]], [1, [1]]], 'no @: lcore N on CPU N');
+    assert.deepEqual([...parseLcoreMap('0@0,(1,2)@(0,1)').cpus], [[0, [0]], [1, [0, 1]], [2, [0, 1]]]);
+    assert.throws(() => parseLcoreMap('0@0,0@1'), /lcore 0 given twice/);
+    assert.throws(() => parseLcoreMap('1@2@3'), /'1@2@3' is not LCORES\[@CPUS\]/);
+    assert.throws(() => parseLcoreMap('1@'), /is not LCORES/);
   });
 });
 

@@ -1,0 +1,12 @@
+// dpkit's native shim: only what Node has no API for (DESIGN §8).
+// Context-aware, so every lcore worker thread may load it.
+#include <napi.h>
+
+#include "affinity.h"
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  dpkit::InitAffinity(env, exports);
+  return exports;
+}
+
+NODE_API_MODULE(dpkit_native, Init)
