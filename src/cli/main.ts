@@ -12,7 +12,7 @@ DPDK's data plane in TypeScript: mbufs, mempools, rings, ports, testpmd.
 
 Commands:
   testpmd [EAL opts] -- [opts]   DPDK's testpmd (dpkit testpmd --help); alone: io on two net_null ports
-  bench NAME [--json]            run a benchmark from bench/ (dpkit bench --help)
+  bench PRESET|NAME [opts]       A/B benchmark matrices and micro-benchmarks (dpkit bench --help)
   --version, -v         print the version
   --help, -h            this text
 `;
@@ -34,7 +34,7 @@ export async function main(argv: string[]): Promise<number> {
       return testpmdMain(rest);
     }
     case 'bench': {
-      const { benchMain } = await import('../apps/bench/runner.js');
+      const { benchMain } = await import('../apps/bench/main.js');
       return benchMain(rest);
     }
     default:

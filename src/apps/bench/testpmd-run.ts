@@ -9,7 +9,6 @@ import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../package.js';
 import { summarize } from './stats.js';
-import type { BenchCase } from './types.js';
 
 export type System = 'dpkit' | 'dpdk';
 
@@ -19,8 +18,10 @@ export interface TestpmdRun {
   eal: string[];
   /** testpmd arguments after `--`. */
   app: string[];
-  /** Measured seconds (periodic blocks counted after the first nonzero one). */
+  /** Measured seconds (periodic blocks counted after the first nonzero one and the warm-up). */
   seconds: number;
+  /** Seconds of forwarding left out before the measured ones (default 1). */
+  warmup?: number;
   /** Count transmitted packets instead of received ones (txonly). */
   countTx: boolean;
 }
@@ -58,7 +59,7 @@ export function parseThroughput(output: string, countTx: boolean): number[] {
 
 /** Runs one testpmd and returns its median rate in Mpps over the measured seconds. */
 export async function runTestpmd(run: TestpmdRun): Promise<number> {
-  const warm = 1;
+  const warm = Math.ceil(run.warmup ?? 1);
   let cmd: string;
   let args: string[];
   let prefix = '';
@@ -91,45 +92,4 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
   const measured = first < 0 ? [] : samples.slice(first + warm, first + warm + run.seconds);
   if (measured.length === 0) throw new Error(`${run.system} testpmd printed no throughput (${samples.length} blocks)`);
   return summarize(measured).median / 1e6;
-}
-
-export interface TestpmdCaseSpec {
-  engine: string;
-  size: number;
-  cores: 1 | 2;
-  system: System;
-  seconds: number;
-  /** More testpmd options (dpkit's only, e.g. --macswap-kernel=simd). */
-  extra?: string[];
-  /** Case name suffix (default: the system). */
-  label?: string;
-  /** 'pinned' (default): lcores on their own CPUs as EAL places them; 'floating': every thread on either CPU. */
-  placement?: 'pinned' | 'floating';
-}
-
-/**
- * A bench case running testpmd on two null ports of `size` bytes, burst 32,
- * on 1 forwarding lcore with 1 queue or 2 with 2 queues per port. Both
- * systems get the same EAL placement: on 2 cores, `--lcores 0@0,1@1,2@0`
- * (the sleeping main lcore shares a core); floating is `(0-2)@(0-1)`.
- */
-export function testpmdCase(c: TestpmdCaseSpec): BenchCase {
-  const ports = ['--vdev', `net_null0,size=${c.size}`, '--vdev', `net_null1,size=${c.size}`];
-  const floating = c.placement === 'floating';
-  const lcores = ['--lcores', c.cores === 1 ? (floating ? '(0-1)@(0-1)' : '0@0,1@1') : floating ? '(0-2)@(0-1)' : '0@0,1@1,2@0'];
-  const label = c.label ?? c.system;
-  return {
-    name: `${c.engine} ${c.size} B ${c.cores}c ${label}`,
-    params: { engine: c.engine, size: c.size, cores: c.cores, system: c.system, variant: label },
-    measure: async () => ({
-      mpps: await runTestpmd({
-        system: c.system,
-        eal: [...lcores, ...ports],
-        app: [`--forward-mode=${c.engine}`, '--burst=32', `--txpkts=${c.size}`, `--nb-cores=${c.cores}`, `--rxq=${c.cores}`, `--txq=${c.cores}`, ...(c.extra ?? [])],
-        seconds: c.seconds,
-        countTx: c.engine === 'txonly',
-      }),
-      gc: 0,
-    }),
-  };
 }

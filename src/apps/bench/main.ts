@@ -1,0 +1,213 @@
+/**
+ * `dpkit bench`: runs a matrix (a preset or a config file) with alternating
+ * A/B runs and verdicts, or a micro-benchmark from bench/, or compares two
+ * saved runs. Progress goes to stderr, the table to stdout, and the JSON,
+ * HTML and docs files where asked.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ArgError } from '../../errors.js';
+import { machineFacts } from './machine.js';
+import { MIN_PAIRS, validateConfig, type Dims, type MatrixConfig } from './matrix.js';
+import { runMatrix } from './matrix-run.js';
+import { presets } from './presets.js';
+import { compareReports, readReport, type BenchReport } from './report.js';
+import { renderHtml } from './render-html.js';
+import { renderCompare, renderText } from './render-text.js';
+import { updateDocs } from './render-docs.js';
+import { listBenchmarks, loadBenchmark, renderTable, runBenchmark } from './runner.js';
+import type { BenchOptions } from './types.js';
+
+export const BENCH_USAGE = `Usage: dpkit bench PRESET|--preset NAME|--config FILE [options]
+       dpkit bench MICROBENCH [--reps N] [--duration MS] [--warmup MS] [--filter TEXT]
+       dpkit bench --compare OLD.json NEW.json
+
+A matrix run measures every arm of every cell (engine x packet size x lcores
+x burst) in pairs: the arms alternate in an order shuffled per pair, each run
+a fresh testpmd with its own warm-up. Per cell it reports median, min, max
+and each comparison B / A with a bootstrap 95 % interval and a verdict.
+
+Matrix options:
+  --preset NAME      a built-in matrix (see below); NAME alone works too
+  --config FILE      a matrix from a JSON file or a module exporting it (default export or 'config')
+  --pairs N          runs per arm and cell (default 5; fewer gives no result)
+  --seconds S        measured seconds per run
+  --warmup S         seconds forwarded before each measured window
+  --engines LIST     only these engines, e.g. io,macswap
+  --sizes LIST       only these packet sizes, e.g. 64,1518
+  --lcores LIST      only these forwarding lcore counts
+  --bursts LIST      these bursts instead of the config's
+  --arms LIST        only these arms (the first listed stays the baseline if kept)
+  --quick            2 pairs of 1 s runs: a smoke check, not a result
+  --json FILE        the report with every raw sample ('-' for stdout)
+  --html FILE        a self-contained HTML report with charts
+  --docs FILE        rewrite this preset's generated section of a Markdown file
+Micro-benchmark options:
+  --reps N, --duration MS, --warmup MS, --filter TEXT, --quick, --json FILE
+Other:
+  --compare OLD NEW  compare two saved reports cell by cell, arm by arm
+  -h, --help         this text
+`;
+
+export async function benchMain(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        preset: { type: 'string' },
+        config: { type: 'string' },
+        pairs: { type: 'string' },
+        seconds: { type: 'string' },
+        warmup: { type: 'string' },
+        engines: { type: 'string' },
+        sizes: { type: 'string' },
+        lcores: { type: 'string' },
+        bursts: { type: 'string' },
+        arms: { type: 'string' },
+        quick: { type: 'boolean' },
+        json: { type: 'string' },
+        html: { type: 'string' },
+        docs: { type: 'string' },
+        compare: { type: 'boolean' },
+        reps: { type: 'string' },
+        duration: { type: 'string' },
+        filter: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new ArgError(`bench: ${(e as Error).message}\n\n${BENCH_USAGE}`);
+  }
+  const { values: v, positionals } = parsed;
+  const help = () => `${BENCH_USAGE}\nPresets: ${[...presets.keys()].join(', ')}\nMicro-benchmarks: ${listBenchmarks().join(', ')}\n`;
+  if (v.help) {
+    process.stdout.write(help());
+    return 0;
+  }
+  if (v.compare) {
+    if (positionals.length !== 2) throw new ArgError('bench --compare: expected two report files, OLD.json NEW.json');
+    const [a, b] = positionals as [string, string];
+    process.stdout.write(renderCompare(a, b, compareReports(readReport(a), readReport(b))));
+    return 0;
+  }
+  const name = v.preset ?? (v.config === undefined ? positionals[0] : undefined);
+  if (v.config === undefined && name === undefined) {
+    process.stderr.write(help());
+    return 2;
+  }
+  if (v.config === undefined && !presets.has(name!)) {
+    if (v.preset !== undefined) throw new ArgError(`bench --preset ${name}: unknown (presets: ${[...presets.keys()].join(', ')})`);
+    return microMain(positionals, v);
+  }
+
+  const base = v.config !== undefined ? await loadConfig(v.config) : structuredClone(presets.get(name!)!);
+  const config = applyOverrides(base, v);
+  const progress = (line: string) => process.stderr.write(process.stderr.isTTY ? `\r\x1b[K${line}` : `${line}\n`);
+  const report = await runMatrix(config, { progress, command: `dpkit bench ${argv.join(' ')}` });
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  if (config.pairs < MIN_PAIRS) report.warnings.push(`${config.pairs} pairs per arm: a smoke check, not a result (${MIN_PAIRS} or more)`);
+  writeOutputs(report, v);
+  return 0;
+}
+
+function writeOutputs(report: BenchReport, v: { json?: string; html?: string; docs?: string }): void {
+  const json = JSON.stringify(report, null, 2) + '\n';
+  if (v.json === '-') process.stdout.write(json);
+  else {
+    process.stdout.write(renderText(report));
+    if (v.json) writeFileSync(v.json, json);
+  }
+  if (v.html) writeFileSync(v.html, renderHtml(report));
+  if (v.docs) writeFileSync(v.docs, updateDocs(readFileSync(v.docs, 'utf8'), report));
+}
+
+/** A config from JSON or from a module (TypeScript modules run through tsx). */
+export async function loadConfig(file: string): Promise<MatrixConfig> {
+  let config: unknown;
+  if (file.endsWith('.json')) {
+    try {
+      config = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (e) {
+      throw new ArgError(`bench --config ${file}: ${(e as Error).message}`);
+    }
+  } else {
+    if (/\.[mc]?ts$/.test(file)) {
+      const { register } = (await import('tsx/esm/api')) as { register: () => unknown };
+      register();
+    }
+    const mod = (await import(pathToFileURL(resolve(file)).href)) as { default?: unknown; config?: unknown };
+    config = mod.default ?? mod.config;
+    // A TypeScript module outside an ESM package is compiled to CommonJS: its default export arrives wrapped once more.
+    if (config && typeof config === 'object' && !('matrix' in config) && 'default' in config) config = (config as { default: unknown }).default;
+  }
+  return validateConfig(config as MatrixConfig, `bench --config ${file}`);
+}
+
+type Overrides = { pairs?: string; seconds?: string; warmup?: string; engines?: string; sizes?: string; lcores?: string; bursts?: string; arms?: string; quick?: boolean };
+
+/** The command line's narrowing and timing over a config; the result is validated again. */
+export function applyOverrides(config: MatrixConfig, v: Overrides): MatrixConfig {
+  const c = structuredClone(config);
+  if (v.quick) Object.assign(c, { pairs: 2, seconds: 1, warmup: 1 });
+  if (v.pairs !== undefined) c.pairs = int('--pairs', v.pairs);
+  if (v.seconds !== undefined) c.seconds = int('--seconds', v.seconds);
+  if (v.warmup !== undefined) c.warmup = int('--warmup', v.warmup, 0);
+  const only = <K extends keyof Dims>(key: K, list: Dims[K]) => {
+    const keep = new Set<string | number>(list);
+    c.matrix = c.matrix.map((b) => ({ ...b, [key]: (b[key] ?? list).filter((x: string | number) => keep.has(x)) })).filter((b) => (b[key] as unknown[]).length > 0);
+    if (c.matrix.length === 0) throw new ArgError(`bench --${key} ${list.join(',')}: no cell of ${c.name} has any of these`);
+  };
+  if (v.engines !== undefined) only('engines', v.engines.split(','));
+  if (v.sizes !== undefined) only('sizes', ints('--sizes', v.sizes));
+  if (v.lcores !== undefined) only('lcores', ints('--lcores', v.lcores));
+  if (v.bursts !== undefined) {
+    const bursts = ints('--bursts', v.bursts);
+    c.matrix = c.matrix.map((b) => ({ ...b, bursts }));
+  }
+  if (v.arms !== undefined) {
+    const want = v.arms.split(',');
+    const unknown = want.filter((a) => !c.variants.some((x) => x.name === a));
+    if (unknown.length) throw new ArgError(`bench --arms: ${unknown.join(', ')} not in ${c.name} (arms: ${c.variants.map((x) => x.name).join(', ')})`);
+    c.variants = c.variants.filter((x) => want.includes(x.name));
+    // Comparisons with a dropped arm go; none left means every arm against the first again.
+    const kept = c.compare?.filter((p) => p.every((n) => want.includes(n)));
+    c.compare = kept?.length ? kept : undefined;
+  }
+  return validateConfig(c, `bench ${c.name}`);
+}
+
+async function microMain(positionals: string[], v: { reps?: string; duration?: string; warmup?: string; quick?: boolean; json?: string; filter?: string }): Promise<number> {
+  for (const name of positionals) {
+    const defaults = (await loadBenchmark(name)).defaults ?? {};
+    const opts: BenchOptions = v.quick ? { reps: 3, durationMs: 200, warmupMs: 100, quick: true } : { reps: 5, durationMs: 1000, warmupMs: 300, quick: false, ...defaults };
+    if (v.reps !== undefined) opts.reps = int('--reps', v.reps);
+    if (v.duration !== undefined) opts.durationMs = int('--duration', v.duration);
+    if (v.warmup !== undefined) opts.warmupMs = int('--warmup', v.warmup);
+    const progress = (line: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${line}`);
+    const { benchmark, results } = await runBenchmark(name, opts, progress, v.filter);
+    if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+    const json = JSON.stringify({ benchmark: benchmark.name, title: benchmark.title, options: opts, machine: machineFacts(), results }, null, 2) + '\n';
+    if (v.json === '-') {
+      process.stdout.write(json);
+      continue;
+    }
+    if (v.json) writeFileSync(v.json, json);
+    process.stdout.write(renderTable(`${benchmark.title} (${opts.reps} × ${opts.durationMs} ms, ${machineFacts().cpu})`, results));
+    if (benchmark.summary) process.stdout.write(benchmark.summary(results) + '\n');
+  }
+  return 0;
+}
+
+function int(name: string, text: string, min = 1): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isInteger(n) || n < min) throw new ArgError(`bench: ${name} ${text}: expected an integer of at least ${min}`);
+  return n;
+}
+
+function ints(name: string, text: string): number[] {
+  return text.split(',').map((t) => int(name, t));
+}

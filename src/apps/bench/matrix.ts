@@ -1,0 +1,143 @@
+/**
+ * A benchmark matrix: the typed config `dpkit bench` runs. Cells are points
+ * of engines × packet sizes × lcores × bursts; in every cell each arm (a
+ * variant of dpkit, or DPDK's testpmd) is measured the same number of times.
+ * The first arm is the baseline A; comparisons are B / A ratios.
+ */
+import { availableParallelism } from 'node:os';
+import { ArgError } from '../../errors.js';
+import type { System } from './testpmd-run.js';
+
+/** One arm of a cell: a system and the testpmd options that make it different. */
+export interface Variant {
+  name: string;
+  /** 'dpkit' (default) or 'dpdk' (DPDK's dpdk-testpmd, skipped when not installed). */
+  system?: System;
+  /** More testpmd options (after --), e.g. ['--macswap-kernel=simd']. */
+  args?: string[];
+}
+
+/** A block of the matrix: its cells are the cross product of these lists. */
+export interface Dims {
+  engines: string[];
+  sizes: number[];
+  lcores: number[];
+  bursts: number[];
+}
+
+export interface MatrixConfig {
+  name: string;
+  title: string;
+  /** The union of these blocks' cross products, in order; later blocks fill in what earlier ones leave out. */
+  matrix: Partial<Dims>[];
+  /** Arms, baseline first. */
+  variants: Variant[];
+  /** Comparisons as [A, B] arm names (B / A); default: every arm against the baseline. */
+  compare?: [string, string][];
+  /** Measurements per arm and cell (A and B alternate, order randomized per pair); at least 5 for a result. */
+  pairs: number;
+  /** Measured seconds per run (whole seconds: testpmd's statistics period). */
+  seconds: number;
+  /** Whole seconds each run forwards before its measured window. */
+  warmup: number;
+  /** Seed of the per-pair order shuffle, so a schedule can be replayed. */
+  seed?: number;
+}
+
+export interface Cell {
+  id: string;
+  engine: string;
+  size: number;
+  lcores: number;
+  burst: number;
+}
+
+const DEFAULT_DIMS: Dims = { engines: ['io'], sizes: [64], lcores: [1], bursts: [32] };
+export const MIN_PAIRS = 5;
+const ENGINES = ['io', 'mac', 'macswap', 'rxonly', 'txonly', 'flowgen', '5tswap', 'csum', 'icmpecho'];
+
+export function cellId(c: Omit<Cell, 'id'>): string {
+  return `${c.engine} ${c.size} B ${c.lcores}c burst ${c.burst}`;
+}
+
+/** The cells of a config, without duplicates, in declaration order. */
+export function expandCells(config: MatrixConfig): Cell[] {
+  const out = new Map<string, Cell>();
+  for (const block of config.matrix) {
+    const d = { ...DEFAULT_DIMS, ...block };
+    for (const engine of d.engines)
+      for (const lcores of d.lcores)
+        for (const size of d.sizes)
+          for (const burst of d.bursts) {
+            const id = cellId({ engine, size, lcores, burst });
+            if (!out.has(id)) out.set(id, { id, engine, size, lcores, burst });
+          }
+  }
+  return [...out.values()];
+}
+
+/** The comparisons a config asks for, as [A, B] arm names present in `arms`. */
+export function comparisons(config: MatrixConfig, arms: string[]): [string, string][] {
+  const pairs = config.compare ?? arms.slice(1).map((b): [string, string] => [arms[0]!, b]);
+  return pairs.filter(([a, b]) => arms.includes(a) && arms.includes(b));
+}
+
+/** Checks a config (typed or from JSON) and names the first problem. */
+export function validateConfig(config: MatrixConfig, where: string): MatrixConfig {
+  const fail = (m: string): never => {
+    throw new ArgError(`${where}: ${m}`);
+  };
+  if (typeof config !== 'object' || config === null) fail('not an object');
+  if (typeof config.name !== 'string' || !config.name) fail('name: expected a non-empty string');
+  if (typeof config.title !== 'string') fail('title: expected a string');
+  if (!Array.isArray(config.matrix) || config.matrix.length === 0) fail('matrix: expected a non-empty list of blocks');
+  const ints = (v: unknown, what: string, lo: number, hi: number) => {
+    if (!Array.isArray(v) || v.length === 0 || !v.every((x) => Number.isInteger(x) && x >= lo && x <= hi)) fail(`${what}: expected a non-empty list of integers in [${lo}, ${hi}]`);
+  };
+  config.matrix.forEach((b, i) => {
+    if (b.engines !== undefined && (!Array.isArray(b.engines) || !b.engines.every((e) => ENGINES.includes(e)))) fail(`matrix[${i}].engines: expected some of ${ENGINES.join(', ')}`);
+    if (b.sizes !== undefined) ints(b.sizes, `matrix[${i}].sizes`, 64, 9000);
+    if (b.lcores !== undefined) ints(b.lcores, `matrix[${i}].lcores`, 1, 64);
+    if (b.bursts !== undefined) ints(b.bursts, `matrix[${i}].bursts`, 1, 512);
+  });
+  if (!Array.isArray(config.variants) || config.variants.length === 0) fail('variants: expected at least one arm');
+  const names = new Set<string>();
+  for (const v of config.variants) {
+    if (typeof v.name !== 'string' || !v.name) fail('variants: every arm needs a name');
+    if (names.has(v.name)) fail(`variants: arm '${v.name}' given twice`);
+    names.add(v.name);
+    if (v.system !== undefined && v.system !== 'dpkit' && v.system !== 'dpdk') fail(`variants.${v.name}.system: expected dpkit or dpdk`);
+    if (v.args !== undefined && !(Array.isArray(v.args) && v.args.every((a) => typeof a === 'string'))) fail(`variants.${v.name}.args: expected a list of strings`);
+  }
+  for (const pair of config.compare ?? []) {
+    if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => names.has(n))) fail(`compare: ${JSON.stringify(pair)} is not a pair of arm names`);
+  }
+  if (!Number.isInteger(config.pairs) || config.pairs < 2) fail('pairs: expected an integer of at least 2');
+  // testpmd's periodic statistics come once a second: whole seconds only.
+  if (!Number.isInteger(config.seconds) || config.seconds < 1) fail('seconds: expected a whole number of seconds, 1 or more');
+  if (!Number.isInteger(config.warmup) || config.warmup < 0) fail('warmup: expected a whole number of seconds, 0 or more');
+  return config;
+}
+
+/**
+ * The command line of one run: two null ports of the cell's size, its lcores
+ * with as many queues per port, placed the same way for both systems: main
+ * lcore on CPU 0, forwarding lcore i on CPU i modulo the CPUs (on 2 cores the
+ * sleeping main lcore shares a CPU: `--lcores 0@0,1@1,2@0`).
+ */
+export function testpmdArgs(cell: Cell, variant: Variant, cpus = availableParallelism()): { eal: string[]; app: string[] } {
+  const placement = ['0@0'];
+  for (let i = 1; i <= cell.lcores; i++) placement.push(`${i}@${i % cpus}`);
+  return {
+    eal: ['--lcores', placement.join(','), '--vdev', `net_null0,size=${cell.size}`, '--vdev', `net_null1,size=${cell.size}`],
+    app: [
+      `--forward-mode=${cell.engine}`,
+      `--burst=${cell.burst}`,
+      `--txpkts=${cell.size}`,
+      `--nb-cores=${cell.lcores}`,
+      `--rxq=${cell.lcores}`,
+      `--txq=${cell.lcores}`,
+      ...(variant.args ?? []),
+    ],
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * Built-in matrices (`dpkit bench --preset NAME`, or `dpkit bench NAME`).
+ * seed-txfree (seed 002) and seed-vhost (seed 003) join them with the NIC
+ * model and vhost issues: their arms need drivers dpkit does not have yet.
+ */
+import { MACSWAP_VARIANTS } from '../testpmd/fwd/engine.js';
+import type { MatrixConfig } from './matrix.js';
+
+const SIZES = [64, 128, 256, 512, 1024, 1518];
+
+export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, MatrixConfig>([
+  [
+    'testpmd',
+    {
+      name: 'testpmd',
+      title: "testpmd per core: dpkit against DPDK's dpdk-testpmd, 2 null ports, Mpps summed over ports",
+      matrix: [
+        { engines: ['io', 'mac', 'macswap', 'rxonly', 'txonly'], sizes: SIZES, lcores: [1] },
+        { engines: ['io', 'macswap'], sizes: [64, 1518], lcores: [2] },
+      ],
+      variants: [{ name: 'dpdk', system: 'dpdk' }, { name: 'dpkit' }],
+      pairs: 5,
+      seconds: 3,
+      warmup: 1,
+    },
+  ],
+  [
+    'seed-macswap',
+    {
+      name: 'seed-macswap',
+      title: 'macswap study (seeds 000/001): 2 null ports, burst 32, Mpps summed over ports',
+      matrix: [{ engines: ['macswap'], sizes: [64, 128, 256], lcores: [1, 2] }],
+      // scalar is the TypeScript twin; simd keeps mask and addresses in registers
+      // (the seeds' step 1), simd-ofl sets the offload fields first (step 2),
+      // simd-interleave also interleaves 4 packets (step 3).
+      variants: [...MACSWAP_VARIANTS.map((v) => ({ name: v, args: [`--macswap-kernel=${v}`] })), { name: 'dpdk', system: 'dpdk' as const }],
+      compare: [
+        ['scalar', 'simd'],
+        ['simd', 'simd-ofl'],
+        ['simd-ofl', 'simd-interleave'],
+        ['scalar', 'simd-interleave'],
+        ['dpdk', 'simd-interleave'],
+      ],
+      pairs: 5,
+      seconds: 3,
+      warmup: 1,
+    },
+  ],
+]);

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { applyOverrides } from '../../../src/apps/bench/main.js';
+import { comparisons, expandCells, testpmdArgs, validateConfig, type MatrixConfig } from '../../../src/apps/bench/matrix.js';
+import { presets } from '../../../src/apps/bench/presets.js';
+
+const base = (): MatrixConfig => ({
+  name: 't',
+  title: 'test',
+  matrix: [
+    { engines: ['io', 'macswap'], sizes: [64, 1518], lcores: [1] },
+    { engines: ['io'], sizes: [64], lcores: [1, 2] },
+  ],
+  variants: [{ name: 'dpdk', system: 'dpdk' }, { name: 'dpkit' }, { name: 'ts', args: ['--datapath=ts'] }],
+  pairs: 5,
+  seconds: 3,
+  warmup: 1,
+});
+
+describe('bench matrix', () => {
+  it('expands blocks into their cross products, in order, without duplicates, burst 32 by default', () => {
+    assert.deepEqual(
+      expandCells(base()).map((c) => c.id),
+      ['io 64 B 1c burst 32', 'io 1518 B 1c burst 32', 'macswap 64 B 1c burst 32', 'macswap 1518 B 1c burst 32', 'io 64 B 2c burst 32'],
+    );
+  });
+
+  it('compares every arm with the first unless told otherwise', () => {
+    assert.deepEqual(comparisons(base(), ['dpdk', 'dpkit', 'ts']), [['dpdk', 'dpkit'], ['dpdk', 'ts']]);
+    assert.deepEqual(comparisons({ ...base(), compare: [['dpkit', 'ts'], ['dpdk', 'ts']] }, ['dpkit', 'ts']), [['dpkit', 'ts']], 'pairs with a missing arm drop out');
+  });
+
+  it('names the first problem of a bad config', () => {
+    const bad = (patch: object, re: RegExp) => assert.throws(() => validateConfig({ ...base(), ...patch } as MatrixConfig, 'cfg.json'), re);
+    bad({ matrix: [] }, /cfg.json: matrix: expected a non-empty list/);
+    bad({ matrix: [{ engines: ['iox'] }] }, /matrix\[0\].engines: expected some of io, mac/);
+    bad({ matrix: [{ sizes: [32] }] }, /matrix\[0\].sizes: expected a non-empty list of integers in \[64, 9000\]/);
+    bad({ variants: [{ name: 'a' }, { name: 'a' }] }, /arm 'a' given twice/);
+    bad({ variants: [{ name: 'a', system: 'vpp' }] }, /variants.a.system: expected dpkit or dpdk/);
+    bad({ compare: [['dpdk', 'nope']] }, /compare: \["dpdk","nope"\] is not a pair of arm names/);
+    bad({ pairs: 1 }, /pairs: expected an integer of at least 2/);
+    bad({ seconds: 1.5 }, /seconds: expected a whole number/);
+    for (const p of presets.values()) assert.equal(validateConfig(p, p.name), p);
+  });
+
+  it('places lcores the same way for both systems: main on CPU 0, lcore i on CPU i mod CPUs', () => {
+    const [cell] = expandCells({ ...base(), matrix: [{ engines: ['macswap'], sizes: [128], lcores: [2], bursts: [64] }] });
+    const a = testpmdArgs(cell!, { name: 'x', args: ['--macswap-kernel=simd'] }, 2);
+    assert.deepEqual(a.eal, ['--lcores', '0@0,1@1,2@0', '--vdev', 'net_null0,size=128', '--vdev', 'net_null1,size=128']);
+    assert.deepEqual(a.app, ['--forward-mode=macswap', '--burst=64', '--txpkts=128', '--nb-cores=2', '--rxq=2', '--txq=2', '--macswap-kernel=simd']);
+    assert.equal(testpmdArgs(cell!, { name: 'x' }, 4).eal[1], '0@0,1@1,2@2');
+  });
+
+  it('narrows a config from the command line, and refuses narrowing to nothing', () => {
+    const c = applyOverrides(base(), { sizes: '64', engines: 'io', arms: 'dpkit,ts', quick: true });
+    assert.deepEqual(expandCells(c).map((x) => x.id), ['io 64 B 1c burst 32', 'io 64 B 2c burst 32']);
+    assert.deepEqual(c.variants.map((v) => v.name), ['dpkit', 'ts']);
+    assert.deepEqual([c.pairs, c.seconds, c.warmup], [2, 1, 1]);
+    assert.deepEqual(expandCells(applyOverrides(base(), { bursts: '16,64', lcores: '2' })).map((x) => x.id), ['io 64 B 2c burst 16', 'io 64 B 2c burst 64']);
+    assert.throws(() => applyOverrides(base(), { sizes: '256' }), /--sizes 256: no cell of t has any of these/);
+    assert.throws(() => applyOverrides(base(), { arms: 'dpkit,vpp' }), /--arms: vpp not in t \(arms: dpdk, dpkit, ts\)/);
+    assert.throws(() => applyOverrides(base(), { pairs: '0' }), /--pairs 0: expected an integer of at least 1/);
+    assert.equal(base().pairs, 5, 'the preset itself is left alone');
+    const withPairs = { ...base(), compare: [['dpdk', 'dpkit'], ['dpkit', 'ts']] as [string, string][] };
+    assert.deepEqual(applyOverrides(withPairs, { arms: 'dpkit,ts' }).compare, [['dpkit', 'ts']], 'comparisons with a dropped arm go');
+    assert.equal(applyOverrides(withPairs, { arms: 'dpdk,ts' }).compare, undefined, 'none left: every arm against the first');
+  });
+});
