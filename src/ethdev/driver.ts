@@ -15,6 +15,8 @@ export interface RxQueue {
    * @returns how many; the caller owns them.
    */
   rxBurst(burst: Uint32Array, n: number): number;
+  /** Closes what this handle opened for itself (an lcore calls it when it stops), e.g. a capture file. */
+  release?(): void;
   descriptor(): QueueDescriptor;
 }
 
@@ -24,6 +26,8 @@ export interface TxQueue {
    * @returns how many the driver took; the caller still owns `burst[count..n)`.
    */
   txBurst(burst: Uint32Array, n: number): number;
+  /** Pushes out what the queue buffered (an lcore calls it when it stops), e.g. records of a capture file. */
+  flush?(): void;
   descriptor(): QueueDescriptor;
 }
 
@@ -85,6 +89,11 @@ export interface EthDriver {
   linkSpeed(): number;
   /** Driver-specific counters by name, added to ethdev's xstats. */
   xstats?(): Record<string, number>;
+  /**
+   * For ports whose input ends (a capture file): true once every rx queue
+   * has delivered its last packet. Absent on ports that receive forever.
+   */
+  rxEnded?(): boolean;
 }
 
 /** Context a driver is created with. */
@@ -94,6 +103,8 @@ export interface DriverContext {
   /** The full device name from the devargs, e.g. net_null0. */
   name: string;
   args: Map<string, string>;
+  /** Every key=value in order, for keys that may repeat (net_pcap's rx_pcap=…,rx_pcap=…). */
+  all: readonly [string, string][];
 }
 
 export interface DriverSpec {
@@ -102,6 +113,8 @@ export interface DriverSpec {
   /** Accepted devargs keys; anything else is rejected with an error naming it. */
   keys: readonly string[];
   create(ctx: DriverContext): EthDriver;
+  /** Heap bytes a port with these devargs will reserve beyond its queues' usual needs (e.g. a capture replayed from memory). */
+  memoryNeeded?(args: readonly [string, string][]): number;
   /** Re-opens a queue from its descriptor in another thread. */
   openRxQueue(heap: Heap, desc: QueueDescriptor): RxQueue;
   openTxQueue(heap: Heap, desc: QueueDescriptor): TxQueue;

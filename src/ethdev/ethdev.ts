@@ -79,7 +79,7 @@ export class Ethdev {
         throw new ArgError(`${d.name}: unknown devarg '${k}' for ${spec.name} (known: ${spec.keys.join(', ') || 'none'})`);
       }
     }
-    return this.add(spec, d.name, (ctx) => spec.create(ctx), d.args);
+    return this.add(spec, d.name, (ctx) => spec.create(ctx), d.args, d.all);
   }
 
   /**
@@ -90,14 +90,14 @@ export class Ethdev {
   createWith(driver: string, name: string, make: (ctx: DriverContext) => EthDriver): number {
     const spec = this.drivers.get(driver);
     if (!spec) throw new ArgError(`${name}: unknown driver ${driver}`);
-    return this.add(spec, name, make, new Map());
+    return this.add(spec, name, make, new Map(), []);
   }
 
-  private add(spec: DriverSpec, name: string, make: (ctx: DriverContext) => EthDriver, args: Map<string, string>): number {
+  private add(spec: DriverSpec, name: string, make: (ctx: DriverContext) => EthDriver, args: Map<string, string>, all: readonly [string, string][]): number {
     if (this.ports.some((p) => p?.name === name)) throw new ArgError(`${name}: device already exists`);
     const id = this.ports.length;
     if (id >= MAX_ETHPORTS) throw new ArgError(`${name}: too many ports (max ${MAX_ETHPORTS})`);
-    const drv = make({ heap: this.heap, portId: id, name, args });
+    const drv = make({ heap: this.heap, portId: id, name, args, all });
     this.ports.push({
       id,
       name,
@@ -331,6 +331,11 @@ export class Ethdev {
 
   linkSpeed(port: number): number {
     return this.port(port).drv.linkSpeed();
+  }
+
+  /** Whether the port's input has ended (a capture read to its end); undefined for ports that receive forever. */
+  rxEnded(port: number): boolean | undefined {
+    return this.port(port).drv.rxEnded?.();
   }
 
   promiscuousEnable(port: number): void {

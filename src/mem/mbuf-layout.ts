@@ -102,6 +102,12 @@ export const OlFlags = {
   RX_LRO: 1 << 16,
   RX_SEC_OFFLOAD: 1 << 18,
   RX_QINQ: 1 << 20,
+  /**
+   * The rx timestamp (words 14/15, nanoseconds) is valid: DPDK's dynamic flag
+   * RTE_MBUF_DYNFLAG_RX_TIMESTAMP, which takes a free bit at run time; dpkit
+   * fixes it at bit 23, the first bit DPDK leaves to dynamic flags.
+   */
+  RX_TIMESTAMP: 1 << 23,
 } as const;
 
 /** Tx flags and buffer-kind flags: DPDK's bit n is bit n - 32 here. */

@@ -21,6 +21,8 @@ import {
   W_OL_FLAGS_HI,
   W_PKT_LEN,
   W_TX_OFFLOAD,
+  W_TIMESTAMP_LO,
+  OlFlags,
 } from '../../src/mem/mbuf-layout.js';
 import { CACHE_STRIDE, F_DEBUG, Mempool, P_CACHE_BASE, P_CACHE_SIZE, P_FLAGS, P_FLUSH, P_HEADROOM } from '../../src/mem/mempool.js';
 import { Ring } from '../../src/ring/ring.js';
@@ -57,6 +59,8 @@ describe('mbuf kernel', () => {
       layoutMVlanTciOuter: H_VLAN_TCI_OUTER * 2,
       layoutMBufAddr: W_BUF_ADDR * 4,
       layoutMBufLen: H_BUF_LEN * 2,
+      layoutMTimestamp: W_TIMESTAMP_LO * 4,
+      layoutOlRxTimestamp: OlFlags.RX_TIMESTAMP,
     });
   });
 

@@ -3,6 +3,10 @@
  * schedule, each run a fresh testpmd process with its own warm-up, the other
  * load on the machine sampled around each run. Returns the report.
  */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PcapWriter } from '../../pcap/writer.js';
 import { comparisons, expandCells, testpmdArgs, validateConfig, type Cell, type MatrixConfig, type Variant } from './matrix.js';
 import { cpuSnapshot, machineFacts, otherLoad } from './machine.js';
 import { cellWarnings, compareArms, lcoreScaling, REPORT_SCHEMA, summarizeArm, type ArmResult, type BenchReport } from './report.js';
@@ -13,7 +17,8 @@ import { dpdkTestpmd, runTestpmd } from './testpmd-run.js';
 export type MeasureFn = (cell: Cell, variant: Variant, config: MatrixConfig) => Promise<number>;
 
 export const measureTestpmd: MeasureFn = (cell, variant, config) => {
-  const { eal, app } = testpmdArgs(cell, variant);
+  const ports = config.ports ?? 'null';
+  const { eal, app } = testpmdArgs(cell, variant, undefined, ports, ports === 'pcap-replay' ? replayCapture(cell.size) : '');
   return runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: cell.engine === 'txonly' });
 };
 
@@ -82,6 +87,31 @@ export async function runMatrix(config: MatrixConfig, opts: MatrixRunOptions = {
     scaling: lcoreScaling(results),
     warnings,
   };
+}
+
+let captureDir: string | undefined;
+
+/**
+ * A capture of 1024 UDP-like packets of `size` bytes for replay cells, made
+ * once per run in a temporary folder that goes when the process exits.
+ */
+export function replayCapture(size: number): string {
+  if (captureDir === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'dpkit-bench-pcap-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    captureDir = dir;
+  }
+  const file = join(captureDir, `replay-${size}.pcap`);
+  if (existsSync(file)) return file;
+  const w = PcapWriter.create(file);
+  const frame = new Uint8Array(size);
+  for (let i = 0; i < 1024; i++) {
+    frame.set([0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00, 0x45, 0], 0);
+    for (let k = 16; k < size; k++) frame[k] = (k + i) & 0xff;
+    w.write(frame, 0, size, 1_700_000_000, i * 1000);
+  }
+  w.close();
+  return file;
 }
 
 /** Seconds as m:ss (or h:mm:ss). */

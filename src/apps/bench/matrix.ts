@@ -25,9 +25,14 @@ export interface Dims {
   bursts: number[];
 }
 
+/** What testpmd forwards between: two net_null ports, or two net_pcap ports replaying a capture of the cell's size. */
+export type PortKind = 'null' | 'pcap-replay';
+
 export interface MatrixConfig {
   name: string;
   title: string;
+  /** The ports of every run (default 'null'). */
+  ports?: PortKind;
   /** The union of these blocks' cross products, in order; later blocks fill in what earlier ones leave out. */
   matrix: Partial<Dims>[];
   /** Arms, baseline first. */
@@ -112,6 +117,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
   for (const pair of config.compare ?? []) {
     if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => names.has(n))) fail(`compare: ${JSON.stringify(pair)} is not a pair of arm names`);
   }
+  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay') fail('ports: expected null or pcap-replay');
   if (!Number.isInteger(config.pairs) || config.pairs < 2) fail('pairs: expected an integer of at least 2');
   // testpmd's periodic statistics come once a second: whole seconds only.
   if (!Number.isInteger(config.seconds) || config.seconds < 1) fail('seconds: expected a whole number of seconds, 1 or more');
@@ -120,17 +126,21 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
 }
 
 /**
- * The command line of one run: two null ports of the cell's size, its lcores
- * with as many queues per port, placed the same way for both systems: main
- * lcore on CPU 0, forwarding lcore i on CPU i modulo the CPUs (on 2 cores the
- * sleeping main lcore shares a CPU: `--lcores 0@0,1@1,2@0`).
+ * The command line of one run: two ports of the cell's size (null, or pcap
+ * replaying `capture`, a file of packets of that size), its lcores with as
+ * many queues per port, placed the same way for both systems: main lcore on
+ * CPU 0, forwarding lcore i on CPU i modulo the CPUs (on 2 cores the sleeping
+ * main lcore shares a CPU: `--lcores 0@0,1@1,2@0`).
  */
-export function testpmdArgs(cell: Cell, variant: Variant, cpus = availableParallelism()): { eal: string[]; app: string[] } {
+export function testpmdArgs(cell: Cell, variant: Variant, cpus = availableParallelism(), ports: PortKind = 'null', capture = ''): { eal: string[]; app: string[] } {
   const placement = ['0@0'];
   for (let i = 1; i <= cell.lcores; i++) placement.push(`${i}@${i % cpus}`);
+  const vdev = (i: number) => (ports === 'null' ? `net_null${i},size=${cell.size}` : `net_pcap${i},rx_pcap=${capture},infinite_rx=1`);
   return {
-    eal: ['--lcores', placement.join(','), '--vdev', `net_null0,size=${cell.size}`, '--vdev', `net_null1,size=${cell.size}`],
+    eal: ['--lcores', placement.join(','), '--vdev', vdev(0), '--vdev', vdev(1)],
     app: [
+      // DPDK's testpmd would otherwise drain the capture's first packets before forwarding.
+      ...(ports === 'null' ? [] : ['--no-flush-rx']),
       `--forward-mode=${cell.engine}`,
       `--burst=${cell.burst}`,
       `--txpkts=${cell.size}`,

@@ -46,4 +46,17 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
       warmup: 1,
     },
   ],
+  [
+    'pcap',
+    {
+      name: 'pcap',
+      title: 'net_pcap replay (infinite_rx=1) with macswap: dpkit against DPDK, 2 ports, Mpps summed over ports',
+      ports: 'pcap-replay',
+      matrix: [{ engines: ['macswap'], sizes: [64, 1518], lcores: [1] }],
+      variants: [{ name: 'dpdk', system: 'dpdk' }, { name: 'dpkit' }],
+      pairs: 5,
+      seconds: 3,
+      warmup: 1,
+    },
+  ],
 ]);

@@ -82,6 +82,11 @@ for (let pass = 0; ; pass++) {
   if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;
 }
 
+// Buffered output goes out and files this lcore opened close, before the port is stopped.
+for (const fs of streams) {
+  fs.txq.flush?.();
+  fs.rxq.release?.();
+}
 // Every pool this lcore touched hands its cached mbufs back.
 for (let id = 0; id < heap.nbPools; id++) Mempool.byId(heap, id)?.flushCache();
 parentPort!.postMessage({ lcoreId, done: true });

@@ -39,7 +39,14 @@ export async function testpmdMain(argv: string[]): Promise<number> {
   pmd.start(opts.txFirst ? 1 : 0);
 
   let reason = '';
+  let watch: NodeJS.Timeout | undefined;
   const stopped = new Promise<void>((resolve) => {
+    // Captures read to their end: nothing more will arrive, stop as --duration would.
+    watch = setInterval(() => {
+      if (!pmd.inputEnded()) return;
+      reason = '\nEnd of input on every port (capture files read to their end), stopping forwarding.';
+      resolve();
+    }, 20);
     const onSignal = (sig: NodeJS.Signals) => {
       reason = `\nSignal ${sig === 'SIGINT' ? 2 : 15} received, preparing to exit...`;
       resolve();
@@ -65,6 +72,7 @@ export async function testpmdMain(argv: string[]): Promise<number> {
   let failure: unknown;
   await Promise.race([stopped, pmd.failed().catch((e: unknown) => (failure = e))]);
   clearInterval(periodic);
+  clearInterval(watch);
   process.stdin.pause();
   if (reason) log(reason);
   // Forwarding time from the lcores' first poll, so the rates leave out their start-up.
@@ -76,7 +84,12 @@ export async function testpmdMain(argv: string[]): Promise<number> {
     failure ??= e;
   }
   if (failure) {
-    pmd.close();
+    // The failure is the news; a leak it caused (mbufs held by a dead lcore) would only hide it.
+    try {
+      pmd.close();
+    } catch (e) {
+      process.stderr.write(`testpmd: after the failure: ${(e as Error).message}\n`);
+    }
     throw failure;
   }
   log(text);

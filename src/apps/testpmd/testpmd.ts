@@ -6,6 +6,7 @@
  */
 import { drivers } from '../../drivers/index.js';
 import { ArgError, LeakError } from '../../errors.js';
+import { parseDevargs } from '../../ethdev/devargs.js';
 import { Ethdev } from '../../ethdev/ethdev.js';
 import type { EthStats } from '../../ethdev/stats.js';
 import { placeLcores, type Placement } from '../../lcore/affinity.js';
@@ -27,6 +28,16 @@ export interface StreamConf {
   txQueue: number;
   /** First Float64 slot of the stream's counters in the heap. */
   stats: number;
+}
+
+/** Heap bytes the ports' drivers ask for beyond their queues' usual needs (replayed captures). */
+function portMemory(vdevs: string[]): number {
+  let bytes = 0;
+  for (const v of vdevs) {
+    const d = parseDevargs(v, [...drivers.keys()]);
+    bytes += drivers.get(d.driver)?.memoryNeeded?.(d.all) ?? 0;
+  }
+  return bytes;
 }
 
 /** testpmd's fwd_topology_tx_port_get: where port index `rxp` of `n` sends. */
@@ -107,12 +118,12 @@ export class Testpmd {
     const n = opts.totalNumMbufs;
     const stride = Math.ceil(opts.mbufSize / 64) * 64;
     // Pool records and buffers, lcore caches and the ring, plus room for ports, rings and stats.
-    const size = n * (MBUF_SIZE + stride + 8) + 128 * 4160 + (64 << 20);
+    const vdevs = opts.vdevs.length ? opts.vdevs : ['net_null0', 'net_null1'];
+    const size = n * (MBUF_SIZE + stride + 8) + 128 * 4160 + (64 << 20) + portMemory(vdevs);
     this.heap = Heap.create({ size, lcoreId: opts.mainLcore, datapath: opts.datapath });
     this.log(`testpmd: create a new mbuf pool <mb_pool_0>: n=${n}, size=${opts.mbufSize}, socket=0`);
     this.pool = Mempool.create(this.heap, { name: 'mb_pool_0', n, cacheSize: Math.min(opts.mbcache, Math.floor(n / 1.5)), dataRoomSize: opts.mbufSize });
     this.ethdev = new Ethdev(this.heap, drivers);
-    const vdevs = opts.vdevs.length ? opts.vdevs : ['net_null0', 'net_null1'];
     this.ports = vdevs.map((v) => this.ethdev.create(v));
     this.config = {
       ...defaultFwdConfig(),
@@ -262,6 +273,16 @@ export class Testpmd {
       this.lcores = undefined;
     }
     return this.fwdStatsText() + '\nDone.';
+  }
+
+  /**
+   * Whether every forwarding port's input has ended (capture files read to
+   * their end): forwarding can stop, nothing more will arrive. False while
+   * any port receives forever, and for engines that generate their packets.
+   */
+  inputEnded(): boolean {
+    if (this.forwardMode === 'txonly' || this.forwardMode === 'flowgen') return false;
+    return this.ports.every((p) => this.ethdev.rxEnded(p) === true);
   }
 
   /** Forward statistics per port since forwarding started: testpmd's fwd_stats_display. */

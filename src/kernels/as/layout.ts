@@ -35,3 +35,9 @@ export const M_VLAN_TCI: u32 = 14;
 export const M_VLAN_TCI_OUTER: u32 = 38;
 export const M_BUF_ADDR: u32 = 40;
 export const M_BUF_LEN: u32 = 48;
+export const M_TIMESTAMP: u32 = 56;
+/** OlFlags.RX_TIMESTAMP: the rx timestamp at M_TIMESTAMP is valid. */
+export const OL_RX_TIMESTAMP: u32 = 1 << 23;
+/** Queue statistics slots (ethdev/stats.ts), f64 each. */
+export const Q_PACKETS: u32 = 0;
+export const Q_BYTES: u32 = 8;

@@ -20,6 +20,8 @@ import {
   POOL_F_DEBUG,
   POOL_HEADROOM,
   PORT_INVALID,
+  Q_BYTES,
+  Q_PACKETS,
 } from './layout';
 
 // Exported so tests can check this layout against the TypeScript side.
@@ -115,8 +117,6 @@ const M_PKT_LEN_B: u32 = 8;
 const M_DATA_LEN_B: u32 = 12;
 const M_PORT_B: u32 = 6;
 /** Queue counters (ethdev/stats.ts): Float64 slots from the block's start. */
-const Q_PACKETS: u32 = 0;
-const Q_BYTES: u32 = 8;
 
 /**
  * net_null rx: allocBulk from the lcore cache, then every packet `len`

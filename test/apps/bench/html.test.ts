@@ -11,7 +11,7 @@ import { renderHtml, ticks } from '../../../src/apps/bench/render-html.js';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => existsSync(p));
 // .ci/run installs chromium and sets this, so CI cannot pass by skipping.
-const REQUIRED = process.env['DPKIT_REQUIRE_BROWSER'] === '1';
+const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-html-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -58,7 +58,7 @@ describe('bench HTML report', () => {
   });
 
   it('renders in headless Chromium with every chart drawn', { skip: !CHROMIUM && !REQUIRED && 'chromium not installed (apt-get install chromium; .ci/run does)' }, async () => {
-    assert.ok(CHROMIUM, 'DPKIT_REQUIRE_BROWSER=1 but no chromium found');
+    assert.ok(CHROMIUM, 'DPKIT_REQUIRE_TOOLS=1 but no chromium found');
     const html = renderHtml(await report());
     const page = join(dir, 'report.html');
     writeFileSync(page, html);

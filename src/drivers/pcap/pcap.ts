@@ -1,0 +1,476 @@
+/**
+ * net_pcap: ports that receive from capture files and transmit into them,
+ * with DPDK's devargs. Each `rx_pcap=FILE` is one rx queue, each
+ * `tx_pcap=FILE` one tx queue (queues beyond the files receive nothing or
+ * drop). `infinite_rx=1` loads each rx file into memory at setup and replays
+ * it forever, as DPDK does; otherwise files stream through a window and the
+ * end of every rx file is the end of the stream (`rxEnded()`).
+ *
+ * A received packet larger than one mbuf becomes a chain; every mbuf carries
+ * its capture timestamp (RX_TIMESTAMP). Transmitted packets are gathered from
+ * their segments into records stamped with their rx timestamp when they have
+ * one (so a replay keeps its timing), else with the time of sending.
+ *
+ * Everything a queue keeps between bursts — reader position, section state,
+ * the replay cursor, the tx record buffer — lives in the shared heap, so a
+ * queue re-opened by another lcore carries on, and the main thread flushes
+ * the tx buffers when the port stops.
+ *
+ * dpkit's own devargs: tx_format=pcap|pcapng, tx_tsresol=ns|us (pcap files
+ * default to nanoseconds), skip_truncated=1 (end at a truncated final record
+ * with a warning instead of failing).
+ */
+import { statSync } from 'node:fs';
+import { ArgError } from '../../errors.js';
+import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
+import { boolArg } from '../../ethdev/devargs.js';
+import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
+import type { FwdKernel } from '../../kernels/kernels.js';
+import type { Heap } from '../../mem/heap.js';
+import { Mbufs } from '../../mem/mbuf.js';
+import { MBUF_WORD_SHIFT, OlFlags, W_OL_FLAGS, W_TIMESTAMP_LO } from '../../mem/mbuf-layout.js';
+import { Mempool } from '../../mem/mempool.js';
+import { MAX_CAPLEN, PcapError, type PcapFormat, type TsResolution } from '../../pcap/format.js';
+import { PcapReader, READER_STATE_WORDS, READER_WINDOW, readerEnded } from '../../pcap/reader.js';
+import { loadNs, storeNs, type Timestamp } from '../../pcap/time.js';
+import { PcapWriter, WRITER_BUFFER } from '../../pcap/writer.js';
+import { vdevMac } from '../mac.js';
+
+const LIVE_KEYS = ['rx_iface', 'rx_iface_in', 'tx_iface', 'iface', 'phy_mac'];
+// Replay table: per packet its data offset, caplen, seconds and nanoseconds (u32 words).
+const REPLAY_WORDS = 4;
+// Replay state (u32 words): cursor, packet count.
+const R_CURSOR = 0;
+
+interface PcapRxDesc extends QueueDescriptor {
+  driver: 'net_pcap';
+  port: number;
+  stats: number;
+  pool: number;
+  /** The capture this queue reads; null for a queue that receives nothing. */
+  file: string | null;
+  skipTruncated: boolean;
+  /** Streaming: the reader's window (bytes) and state (f64 index). */
+  window: number;
+  state: number;
+  /** Replay (infinite_rx): u32 index of the cursor word, of the table, and the packet count. */
+  replayState: number;
+  replayTable: number;
+  replayCount: number;
+}
+
+interface PcapTxDesc extends QueueDescriptor {
+  driver: 'net_pcap';
+  port: number;
+  stats: number;
+  file: string | null;
+  fd: number;
+  format: PcapFormat;
+  resolution: TsResolution;
+  buffer: number;
+  /** f64 index of the writer's fill word. */
+  state: number;
+}
+
+/** Fills mbufs from capture records: one packet per mbuf, chains for larger ones. */
+class PcapRxQueue implements RxQueue {
+  private readonly mp: Mempool;
+  private readonly mb: Mbufs;
+  private readonly u8: Uint8Array;
+  private readonly u32: Uint32Array;
+  private readonly f64: Float64Array;
+  private readonly reader: PcapReader | null = null;
+  private readonly seg: Uint32Array;
+  private readonly room: number;
+  /** The replay kernel, or null (TypeScript datapath, or a debug pool whose checks live in TypeScript). */
+  private readonly kernel: FwdKernel | null;
+
+  constructor(
+    readonly heap: Heap,
+    private readonly d: PcapRxDesc,
+  ) {
+    this.mp = Mempool.attach(heap, { offset: d.pool });
+    this.mb = new Mbufs(heap);
+    this.u8 = heap.u8;
+    this.u32 = heap.u32;
+    this.f64 = heap.f64;
+    this.seg = new Uint32Array(1);
+    this.room = this.mp.bufLen - this.mp.headroom;
+    this.kernel = this.mp.debug ? null : (heap.kernels?.fwd ?? null);
+    if (d.file !== null && d.replayCount === 0) {
+      this.reader = new PcapReader(d.file, {
+        window: heap.u8.subarray(d.window, d.window + READER_WINDOW),
+        state: heap.f64.subarray(d.state, d.state + READER_STATE_WORDS),
+        skipTruncated: d.skipTruncated,
+        onWarning: (m) => process.emitWarning(m, 'PcapWarning'),
+      });
+    }
+  }
+
+  rxBurst(burst: Uint32Array, n: number): number {
+    const d = this.d;
+    if (d.file === null || n === 0) return 0;
+    const r = this.reader;
+    if (r !== null && r.ended) return 0;
+    if (this.mp.allocBulk(burst, n) === 0) {
+      this.f64[d.stats + RXQ_NOMBUF] += n;
+      return 0;
+    }
+    let got = 0;
+    if (r !== null) {
+      // Streaming: one record per mbuf until the file ends.
+      let bytes = 0;
+      const base = d.window;
+      try {
+        while (got < n && r.next()) {
+          if (this.fill(burst[got]!, base + r.dataOff, r.caplen, r.sec, r.nsec)) {
+            bytes += r.caplen;
+            got++;
+          }
+        }
+      } catch (e) {
+        // A malformed record: the burst goes back to the pool before the error goes up.
+        this.mb.freeBulk(burst, n);
+        throw e;
+      }
+      this.f64[d.stats + RXQ_PACKETS] += got;
+      this.f64[d.stats + RXQ_BYTES] += bytes;
+    } else if (this.kernel !== null && burst.buffer === this.heap.buffer) {
+      // Replay in wasm; a packet that needs a chain goes through the twin, then the kernel goes on.
+      const cursor = (d.replayState + R_CURSOR) * 4;
+      for (let tries = 0; got < n && tries < n; tries++) {
+        got += this.kernel.pcapReplay(burst.byteOffset + got * 4, n - got, d.replayTable * 4, d.replayCount, cursor, d.port, this.room, d.stats * 8);
+        if (got < n) got += this.replay(burst, got, 1);
+      }
+    } else {
+      got = this.replay(burst, 0, n);
+    }
+    if (got < n) this.mb.freeBulk(burst, n - got, got);
+    return got;
+  }
+
+  /**
+   * The twin of the pcapReplay kernel (chains included): fills `burst[at..)`
+   * from `n` replay table entries, round and round, and counts them.
+   * @returns how many mbufs it filled (an entry whose chain found no mbufs is skipped).
+   */
+  private replay(burst: Uint32Array, at: number, n: number): number {
+    const d = this.d;
+    const u32 = this.u32;
+    let cursor = u32[d.replayState + R_CURSOR]!;
+    let got = 0;
+    let bytes = 0;
+    for (let i = 0; i < n; i++) {
+      const t = d.replayTable + cursor * REPLAY_WORDS;
+      if (this.fill(burst[at + got]!, u32[t]!, u32[t + 1]!, u32[t + 2]!, u32[t + 3]!)) {
+        bytes += u32[t + 1]!;
+        got++;
+      }
+      if (++cursor === d.replayCount) cursor = 0;
+    }
+    u32[d.replayState + R_CURSOR] = cursor;
+    this.f64[d.stats + RXQ_PACKETS] += got;
+    this.f64[d.stats + RXQ_BYTES] += bytes;
+    return got;
+  }
+
+  /**
+   * Copies `len` bytes at heap offset `src` into mbuf `h` (freshly allocated),
+   * chaining more mbufs when they do not fit. @returns false when the pool ran
+   * dry for a chain: the packet is dropped (counted as no-mbuf) and `h` stays free to reuse.
+   */
+  private fill(h: number, src: number, len: number, sec: number, nsec: number): boolean {
+    const mb = this.mb;
+    const room = this.room;
+    let first = len < room ? len : room;
+    this.u8.copyWithin(mb.mtod(h), src, src + first);
+    mb.setDataLen(h, first);
+    mb.setPktLen(h, first);
+    mb.setPort(h, this.d.port);
+    const w = h << MBUF_WORD_SHIFT;
+    storeNs(this.u32, w + W_TIMESTAMP_LO, sec, nsec);
+    this.u32[w + W_OL_FLAGS] = this.u32[w + W_OL_FLAGS]! | OlFlags.RX_TIMESTAMP;
+    for (let done = first; done < len; done += first) {
+      if (this.mp.allocBulk(this.seg, 1) === 0) {
+        // Drop the packet, as DPDK's pcap rx does (err_mbuf): free the segments added, reuse `h`.
+        const tail = mb.next(h);
+        if (tail !== 0) mb.free(tail);
+        mb.reset(h);
+        this.f64[this.d.stats + RXQ_NOMBUF]++;
+        return false;
+      }
+      const s = this.seg[0]!;
+      first = len - done < room ? len - done : room;
+      this.u8.copyWithin(mb.mtod(s), src + done, src + done + first);
+      mb.setDataLen(s, first);
+      mb.setPktLen(s, first);
+      mb.chain(h, s); // cannot pass 65535 segments: MAX_CAPLEN / 64-byte rooms is 4096
+    }
+    return true;
+  }
+
+  /** Closes this handle's file (each lcore that opens the queue has its own). */
+  release(): void {
+    this.reader?.close();
+  }
+
+  descriptor(): PcapRxDesc {
+    return this.d;
+  }
+}
+
+/** Writes each sent packet as one capture record, then frees it. */
+class PcapTxQueue implements TxQueue {
+  private readonly mb: Mbufs;
+  private readonly u8: Uint8Array;
+  private readonly u32: Uint32Array;
+  private readonly f64: Float64Array;
+  private readonly writer: PcapWriter | null;
+  private readonly ts: Timestamp = { sec: 0, nsec: 0 };
+
+  constructor(
+    readonly heap: Heap,
+    private readonly d: PcapTxDesc,
+    writer?: PcapWriter,
+  ) {
+    this.mb = new Mbufs(heap);
+    this.u8 = heap.u8;
+    this.u32 = heap.u32;
+    this.f64 = heap.f64;
+    this.writer =
+      writer ??
+      (d.file === null
+        ? null
+        : new PcapWriter(d.file, d.fd, { format: d.format, resolution: d.resolution, buffer: heap.u8.subarray(d.buffer, d.buffer + WRITER_BUFFER), state: heap.f64.subarray(d.state, d.state + 1) }));
+  }
+
+  txBurst(burst: Uint32Array, n: number): number {
+    const d = this.d;
+    const w = this.writer;
+    let bytes = 0;
+    if (w !== null && n > 0) {
+      const mb = this.mb;
+      const u32 = this.u32;
+      // The sending time, once per burst, for packets without an rx timestamp.
+      const now = performance.timeOrigin + performance.now();
+      const nowSec = Math.floor(now / 1000);
+      const nowNsec = Math.floor((now - nowSec * 1000) * 1e6);
+      for (let i = 0; i < n; i++) {
+        const h = burst[i]!;
+        const len = mb.pktLen(h);
+        const caplen = len < MAX_CAPLEN ? len : MAX_CAPLEN;
+        let sec = nowSec;
+        let nsec = nowNsec;
+        if ((u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS]! & OlFlags.RX_TIMESTAMP) !== 0) {
+          loadNs(u32, (h << MBUF_WORD_SHIFT) + W_TIMESTAMP_LO, this.ts);
+          sec = this.ts.sec;
+          nsec = this.ts.nsec;
+        }
+        let at = d.buffer + w.beginRecord(caplen, len, sec, nsec);
+        let left = caplen;
+        for (let s = h; s !== 0 && left > 0; s = mb.next(s)) {
+          const dl = mb.dataLen(s);
+          const take = dl < left ? dl : left;
+          const from = mb.mtod(s);
+          this.u8.copyWithin(at, from, from + take);
+          at += take;
+          left -= take;
+        }
+        w.endRecord();
+        bytes += len;
+      }
+    } else {
+      for (let i = 0; i < n; i++) bytes += this.mb.pktLen(burst[i]!);
+    }
+    this.mb.freeBulk(burst, n);
+    this.f64[d.stats + TXQ_PACKETS] += n;
+    this.f64[d.stats + TXQ_BYTES] += bytes;
+    return n;
+  }
+
+  flush(): void {
+    this.writer?.flush();
+  }
+
+  close(): void {
+    this.writer?.close();
+  }
+
+  descriptor(): PcapTxDesc {
+    return this.d;
+  }
+}
+
+function tsResolution(dev: string, v: string | undefined): TsResolution {
+  if (v === undefined || v === 'ns' || v === 'us') return v ?? 'ns';
+  throw new ArgError(`${dev}: tx_tsresol=${v}: expected ns or us`);
+}
+
+function txFormat(dev: string, v: string | undefined): PcapFormat {
+  if (v === undefined || v === 'pcap' || v === 'pcapng') return v ?? 'pcap';
+  throw new ArgError(`${dev}: tx_format=${v}: expected pcap or pcapng`);
+}
+
+class PcapDriver implements EthDriver {
+  private readonly rxFiles: string[];
+  private readonly txFiles: string[];
+  private readonly infinite: boolean;
+  private readonly skipTruncated: boolean;
+  private readonly format: PcapFormat;
+  private readonly resolution: TsResolution;
+  private readonly mac: Uint8Array;
+  private readonly rxq: (PcapRxQueue | undefined)[] = [];
+  private readonly txq: (PcapTxQueue | undefined)[] = [];
+
+  constructor(private readonly ctx: DriverContext) {
+    const dev = ctx.name;
+    for (const k of LIVE_KEYS) if (ctx.args.has(k)) throw new ArgError(`${dev}: ${k}: live interfaces are not net_pcap's in dpkit; use rx_pcap / tx_pcap files`);
+    this.rxFiles = ctx.all.filter(([k]) => k === 'rx_pcap').map(([, v]) => v);
+    this.txFiles = ctx.all.filter(([k]) => k === 'tx_pcap').map(([, v]) => v);
+    if (this.rxFiles.length + this.txFiles.length === 0) throw new ArgError(`${dev}: needs rx_pcap=FILE and/or tx_pcap=FILE`);
+    for (const f of [...this.rxFiles, ...this.txFiles]) if (f === '') throw new ArgError(`${dev}: empty file name`);
+    this.infinite = boolArg(dev, ctx.args, 'infinite_rx');
+    if (this.infinite && this.rxFiles.length === 0) throw new ArgError(`${dev}: infinite_rx=1 needs an rx_pcap file`);
+    this.skipTruncated = boolArg(dev, ctx.args, 'skip_truncated');
+    this.format = txFormat(dev, ctx.args.get('tx_format'));
+    this.resolution = tsResolution(dev, ctx.args.get('tx_tsresol'));
+    // Fail at probe, as DPDK does, rather than at the first burst.
+    for (const f of this.rxFiles) new PcapReader(f, { window: new Uint8Array(READER_WINDOW) }).close();
+    this.mac = vdevMac(dev);
+  }
+
+  info(): DevInfo {
+    const lim = { min: 0, max: 0xffff, align: 1 };
+    const q = Math.max(1, this.rxFiles.length, this.txFiles.length);
+    return { driverName: 'net_pcap', maxRxQueues: q, maxTxQueues: q, rxDescLim: lim, txDescLim: lim, defaultRxDesc: 0, defaultTxDesc: 0 };
+  }
+
+  macAddr(): Uint8Array {
+    return this.mac;
+  }
+
+  configure(): void {}
+
+  rxQueueSetup(q: number, _nbDesc: number, pool: Mempool, _conf: object, stats: number): RxQueue {
+    const heap = this.ctx.heap;
+    const file = this.rxFiles[q] ?? null;
+    const d: PcapRxDesc = { driver: 'net_pcap', port: this.ctx.portId, stats, pool: pool.offset, file, skipTruncated: this.skipTruncated, window: 0, state: 0, replayState: 0, replayTable: 0, replayCount: 0 };
+    if (file !== null && this.infinite) Object.assign(d, this.loadReplay(file));
+    else if (file !== null) {
+      d.window = heap.reserve(READER_WINDOW, 64, `${this.ctx.name} rx queue ${q} window`);
+      d.state = heap.reserve(READER_STATE_WORDS * 8, 64, `${this.ctx.name} rx queue ${q} reader state`) >>> 3;
+      heap.f64.fill(0, d.state, d.state + READER_STATE_WORDS);
+    }
+    this.rxq[q]?.release();
+    const rxq = new PcapRxQueue(heap, d);
+    this.rxq[q] = rxq;
+    return rxq;
+  }
+
+  /** Reads a whole capture into the heap: the table of its packets, then their bytes. */
+  private loadReplay(file: string): Pick<PcapRxDesc, 'replayState' | 'replayTable' | 'replayCount'> {
+    const heap = this.ctx.heap;
+    let count = 0;
+    let bytes = 0;
+    const warn = (m: string) => process.emitWarning(m, 'PcapWarning');
+    const scan = new PcapReader(file, { skipTruncated: this.skipTruncated, onWarning: warn });
+    try {
+      while (scan.next()) {
+        count++;
+        bytes += scan.caplen;
+      }
+    } finally {
+      scan.close();
+    }
+    if (count === 0) throw new PcapError(file, -1, 'infinite_rx=1: the capture holds no packet to replay');
+    const state = heap.reserve(64, 64, `${this.ctx.name} replay state`) >>> 2;
+    const table = heap.reserve(count * REPLAY_WORDS * 4, 64, `${this.ctx.name} replay table of ${count} packets`) >>> 2;
+    let data = heap.reserve(bytes, 64, `${this.ctx.name} replay of ${bytes} bytes`);
+    const u32 = heap.u32;
+    u32[state + R_CURSOR] = 0;
+    const r = new PcapReader(file, { skipTruncated: this.skipTruncated });
+    try {
+      for (let i = 0; r.next(); i++) {
+        heap.u8.set(r.window.subarray(r.dataOff, r.dataOff + r.caplen), data);
+        const t = table + i * REPLAY_WORDS;
+        u32[t] = data;
+        u32[t + 1] = r.caplen;
+        u32[t + 2] = r.sec;
+        u32[t + 3] = r.nsec;
+        data += r.caplen;
+      }
+    } finally {
+      r.close();
+    }
+    return { replayState: state, replayTable: table, replayCount: count };
+  }
+
+  txQueueSetup(q: number, _nbDesc: number, _conf: object, stats: number): TxQueue {
+    const heap = this.ctx.heap;
+    const file = this.txFiles[q] ?? null;
+    const d: PcapTxDesc = { driver: 'net_pcap', port: this.ctx.portId, stats, file, fd: -1, format: this.format, resolution: this.resolution, buffer: 0, state: 0 };
+    let writer: PcapWriter | undefined;
+    if (file !== null) {
+      d.buffer = heap.reserve(WRITER_BUFFER, 64, `${this.ctx.name} tx queue ${q} records`);
+      d.state = heap.reserve(8, 8, `${this.ctx.name} tx queue ${q} fill`) >>> 3;
+      this.txq[q]?.close();
+      writer = PcapWriter.create(file, { format: this.format, resolution: this.resolution, buffer: heap.u8.subarray(d.buffer, d.buffer + WRITER_BUFFER), state: heap.f64.subarray(d.state, d.state + 1) });
+      d.fd = writer.fd;
+    }
+    const txq = new PcapTxQueue(heap, d, writer);
+    this.txq[q] = txq;
+    return txq;
+  }
+
+  start(): void {}
+
+  /** What lcores left in the record buffers goes to the files. */
+  stop(): void {
+    for (const q of this.txq) q?.flush();
+  }
+
+  close(): void {
+    for (const q of this.txq) q?.close();
+    for (const q of this.rxq) q?.release();
+  }
+
+  linkUp(): boolean {
+    return true;
+  }
+
+  linkSpeed(): number {
+    return 10_000;
+  }
+
+  rxEnded(): boolean {
+    const f64 = this.ctx.heap.f64;
+    return this.rxq.every((q) => {
+      const d = q?.descriptor();
+      return d === undefined || d.file === null || (d.replayCount === 0 && readerEnded(f64, d.state));
+    });
+  }
+}
+
+export const netPcap: DriverSpec = {
+  name: 'net_pcap',
+  keys: ['rx_pcap', 'tx_pcap', 'infinite_rx', 'tx_format', 'tx_tsresol', 'skip_truncated', ...LIVE_KEYS],
+  create: (ctx) => new PcapDriver(ctx),
+  memoryNeeded: (args) => {
+    const rx = args.filter(([k]) => k === 'rx_pcap').map(([, v]) => v);
+    const tx = args.filter(([k]) => k === 'tx_pcap').length;
+    const infinite = args.some(([k, v]) => k === 'infinite_rx' && v === '1');
+    // Replays hold each file (a bound: the table is smaller than the record headers it replaces); streams a window each.
+    const rxBytes = rx.reduce((sum, f) => sum + (infinite ? sizeOf(f) + 4096 : READER_WINDOW + READER_STATE_WORDS * 8 + 128), 0);
+    return rxBytes + tx * (WRITER_BUFFER + 128);
+  },
+  openRxQueue: (heap, d) => new PcapRxQueue(heap, d as PcapRxDesc),
+  openTxQueue: (heap, d) => new PcapTxQueue(heap, d as PcapTxDesc),
+};
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0; // the driver names the missing file when it opens it
+  }
+}

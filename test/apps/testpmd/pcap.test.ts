@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { frame, packets, readCapture, writeCapture } from '../../pcap/captures.js';
+
+const ENTRY = fileURLToPath(new URL('../../../src/cli/dpkit.ts', import.meta.url));
+const TSHARK = existsSync('/usr/bin/tshark');
+const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
+const dir = mkdtempSync(join(tmpdir(), 'dpkit-testpmd-pcap-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const path = (name: string) => join(dir, name);
+
+function testpmd(args: string[]) {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, ['--import', 'tsx', ENTRY, 'testpmd', ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, seconds: (performance.now() - t0) / 1000 };
+}
+
+function tshark(file: string, fields: string[]): string[][] {
+  const r = spawnSync('tshark', ['-r', file, '-T', 'fields', ...fields.flatMap((f) => ['-e', f])], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim().split('\n').map((l) => l.split('\t'));
+}
+
+describe('testpmd on net_pcap', () => {
+  it('forwards a capture with io into a byte-identical capture, chains included, and stops at its end', () => {
+    const sizes = Array.from({ length: 300 }, (_, i) => [60, 64, 128, 1514, 9000][i % 5]!);
+    writeCapture(path('in.pcap'), packets(sizes));
+    const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${path('in.pcap')}`, '--vdev', `net_pcap1,tx_pcap=${path('out.pcap')}`, '--', '--forward-mode=io', '--total-num-mbufs=8192']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /End of input on every port \(capture files read to their end\), stopping forwarding\./);
+    assert.match(r.stdout, /RX-packets: 300 +RX-dropped: 0 +RX-total: 300/);
+    assert.deepEqual(readFileSync(path('out.pcap')), readFileSync(path('in.pcap')));
+  });
+
+  it('ends a --duration run early when the capture ends', () => {
+    writeCapture(path('short.pcap'), packets([64, 64, 64]));
+    const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${path('short.pcap')}`, '--vdev', `net_pcap1,tx_pcap=${path('short-out.pcap')}`, '--', '--duration=20', '--total-num-mbufs=8192']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.seconds < 15, `stopped after ${r.seconds.toFixed(1)} s`);
+    assert.equal(readCapture(path('short-out.pcap')).length, 3);
+  });
+
+  it('splits queues over lcores: each rx_pcap file arrives in its own tx_pcap file', () => {
+    writeCapture(path('qa.pcap'), packets(Array(100).fill(64)));
+    writeCapture(path('qb.pcap'), packets(Array(50).fill(1000), 1_800_000_000));
+    const r = testpmd([
+      '-l', '0-2',
+      '--vdev', `net_pcap0,rx_pcap=${path('qa.pcap')},rx_pcap=${path('qb.pcap')}`,
+      '--vdev', `net_pcap1,tx_pcap=${path('qc.pcap')},tx_pcap=${path('qd.pcap')}`,
+      '--', '--rxq=2', '--txq=2', '--nb-cores=2', '--total-num-mbufs=8192',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(readFileSync(path('qc.pcap')), readFileSync(path('qa.pcap')));
+    assert.deepEqual(readFileSync(path('qd.pcap')), readFileSync(path('qb.pcap')));
+  });
+
+  it('replays forever with infinite_rx=1 until --duration', () => {
+    writeCapture(path('loop.pcap'), packets([64, 128, 256]));
+    const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${path('loop.pcap')},infinite_rx=1`, '--vdev', 'net_null1', '--', '--duration=0.5', '--json', '--total-num-mbufs=8192']);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout) as { ports: { port: number; rxPackets: number }[] };
+    assert.ok(j.ports[0]!.rxPackets > 1000, `replayed ${j.ports[0]!.rxPackets} packets`);
+  });
+
+  it('says which capture is bad and why', () => {
+    writeCapture(path('ok.pcap'), packets([64]));
+    const cut = readFileSync(path('ok.pcap')).subarray(0, 30);
+    const bad = path('cut.pcap');
+    writeFileSync(bad, cut);
+    const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${bad}`, '--', '--duration=1']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /cut\.pcap: offset 24: truncated record header: 16 bytes needed, 6 left in the file/);
+    const skip = testpmd(['--vdev', `net_pcap0,rx_pcap=${bad},skip_truncated=1`, '--vdev', `net_pcap1,tx_pcap=${path('cut-out.pcap')}`, '--', '--total-num-mbufs=8192']);
+    assert.equal(skip.code, 0, skip.stderr);
+    assert.match(skip.stderr, /truncated record header.*skipped, reading ends here/);
+  });
+
+  it('swaps MACs as tshark sees them', { skip: !TSHARK && !REQUIRED && 'tshark not installed (apt-get install tshark; .ci/run does)' }, () => {
+    const pkts = packets(Array(20).fill(100)).map((p, i) => ({ ...p, bytes: frame(100 + i, i) }));
+    writeCapture(path('ms-in.pcap'), pkts);
+    const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${path('ms-in.pcap')}`, '--vdev', `net_pcap1,tx_pcap=${path('ms-out.pcap')}`, '--', '--forward-mode=macswap', '--total-num-mbufs=8192']);
+    assert.equal(r.code, 0, r.stderr);
+    const before = tshark(path('ms-in.pcap'), ['eth.src', 'eth.dst', 'frame.len']);
+    const afterSwap = tshark(path('ms-out.pcap'), ['eth.src', 'eth.dst', 'frame.len']);
+    assert.equal(afterSwap.length, 20);
+    afterSwap.forEach(([src, dst, len], i) => assert.deepEqual([src, dst, len], [before[i]![1], before[i]![0], before[i]![2]]));
+  });
+});
