@@ -13,10 +13,13 @@ export type Datapath = 'wasm' | 'ts';
 
 export interface MbufKernel {
   /** See src/kernels/as/mbuf.ts. Offsets are heap byte offsets. */
+  getBulk(pool: number, lcore: number, objs: number, n: number): number;
+  putBulk(pool: number, lcore: number, objs: number, n: number): number;
   allocBulk(pool: number, lcore: number, objs: number, n: number): number;
-  freeBulk(objs: number, n: number, lcore: number): number;
+  /** Packets freed, or a negative number (FREE_REFUSED | index as i32) when a pool's ring refused a put. */
+  freeBulk(objs: number, n: number, lcore: number, pending: number): number;
   nullRx(pool: number, lcore: number, objs: number, n: number, len: number, port: number, stats: number): number;
-  nullTx(objs: number, n: number, lcore: number, stats: number): number;
+  nullTx(objs: number, n: number, lcore: number, stats: number, pending: number): number;
 }
 
 export type MacswapKernelFn = (objs: number, n: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number, setVlan: number, setQinq: number) => void;

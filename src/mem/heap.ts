@@ -153,6 +153,19 @@ export class Heap {
     return new Uint32Array(this.buffer, off, n);
   }
 
+  private readonly scratches = new Map<string, Uint32Array>();
+
+  /**
+   * This thread's scratch burst named `key` (e.g. free_bulk's pending
+   * segments), made on first use and shared by everything on this heap view:
+   * one per thread, however many queues and engines it opens.
+   */
+  scratch(key: string, n: number): Uint32Array {
+    let s = this.scratches.get(key);
+    if (!s || s.length < n) this.scratches.set(key, (s = this.burst(n)));
+    return s;
+  }
+
   /** Bytes still free for memzones. */
   free(): number {
     return this.size - (Atomics.load(this.i32, W_BRK) >>> 0);

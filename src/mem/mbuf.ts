@@ -34,9 +34,6 @@ import {
   OlFlagsHi,
   PORT_INVALID,
   W_BUF_ADDR,
-  W_BUF_LEN_POOL,
-  W_DATA_OFF_REFCNT,
-  W_NB_SEGS_PORT,
   W_DIRECT,
   W_HASH,
   W_NEXT,
@@ -63,7 +60,8 @@ export class Mbufs {
   readonly u32: Uint32Array;
   private readonly f64: Float64Array;
   private readonly pools: (Mempool | undefined)[] = new Array<Mempool | undefined>(MAX_POOLS).fill(undefined);
-  private readonly pending = new Uint32Array(FREE_PENDING_SZ);
+  /** free_bulk's pending segments: in the heap, so the kernel gathers them there too. */
+  private readonly pending: Uint32Array;
   private readonly kernel: MbufKernel | null;
   private readonly buffer: ArrayBufferLike;
 
@@ -74,6 +72,7 @@ export class Mbufs {
     this.f64 = heap.f64;
     this.buffer = heap.buffer;
     this.kernel = heap.kernels ? heap.kernels.mbuf : null;
+    this.pending = heap.scratch('free_bulk pending', FREE_PENDING_SZ);
   }
 
   // ---- fields -------------------------------------------------------------
@@ -475,50 +474,80 @@ export class Mbufs {
   /**
    * Frees `n` packets from `objs[off..)` with their chains (rte_pktmbuf_free_bulk):
    * segments go back with one putBulk per run of up to 64 from the same pool,
-   * never one put each (the i40e lesson of seed 002).
+   * never one put each (the i40e lesson of seed 002). Packets of direct mbufs
+   * go in one wasm call; from the first clone on, TypeScript takes over.
    */
   freeBulk(objs: Uint32Array, n: number, off = 0): void {
     if (n <= 0) return;
     const done =
       this.kernel !== null && objs.buffer === this.buffer
-        ? this.kernel.freeBulk(objs.byteOffset + off * 4, n, this.heap.lcoreId)
-        : this.freeBulkCached(objs, n, off);
+        ? this.kernel.freeBulk(objs.byteOffset + off * 4, n, this.heap.lcoreId, this.pending.byteOffset)
+        : this.freeBulkDirect(objs, n, off);
+    this.freeBulkRest(objs, n, off, done);
+  }
+
+  /** Heap offset of free_bulk's scratch, for kernels that free (nullTx). */
+  get freeScratch(): number {
+    return this.pending.byteOffset;
+  }
+
+  /** After the kernel freed `done` of `n` packets (freeBulk, nullTx): the rest, or the refusal it reported. */
+  freeBulkRest(objs: Uint32Array, n: number, off: number, done: number): void {
+    if (done < 0) {
+      const at = done & 0x7fffffff;
+      throw new MbufError(objs[off + at]!, `mbuf ${fmtHandle(objs[off + at]!)}: its pool took back more mbufs than it holds (double free or foreign handle)`);
+    }
     if (done < n) this.freeBulkSlow(objs, n - done, off + done);
   }
 
   /**
    * The TypeScript twin of the freeBulk kernel (src/kernels/as/mbuf.ts):
-   * frees the leading mbufs that are direct, single-segment, referenced once
-   * and of the first mbuf's pool, straight onto this lcore's cache while it
-   * stays under its flush threshold (DPDK's fast free).
-   * @returns how many it freed; freeBulk frees the rest segment by segment.
+   * frees whole packets of direct mbufs, segment by segment as
+   * rte_pktmbuf_prefree_seg does, in runs of up to 64 per pool; stops before
+   * the first packet with an indirect segment, a segment at refcnt 0, of no
+   * pool or of a debug pool. @returns how many packets it freed.
    */
-  freeBulkCached(objs: Uint32Array, n: number, off = 0): number {
+  freeBulkDirect(objs: Uint32Array, n: number, off = 0): number {
     const u32 = this.u32;
-    const first = objs[off]!;
-    if (first === 0) return 0; // NULL handles take the general path, which skips them
-    const mp = this.poolOf(first);
-    if (mp.debug) return 0;
-    const m = mp.cacheRoom(n);
-    if (m === 0) return 0;
-    const poolId = mp.id;
-    let i = 0;
-    for (; i < m; i++) {
-      const r = objs[off + i]! << MBUF_WORD_SHIFT;
-      const w0 = u32[r + W_DATA_OFF_REFCNT]!;
-      if (
-        w0 >>> 16 !== 1 || // refcnt
-        (u32[r + W_NB_SEGS_PORT]! & 0xffff) !== 1 ||
-        u32[r + W_NEXT] !== 0 ||
-        (u32[r + W_OL_FLAGS_HI]! & OlFlagsHi.INDIRECT) !== 0 ||
-        u32[r + W_BUF_LEN_POOL]! >>> 16 !== poolId
-      ) {
-        break;
+    const u16 = this.u16;
+    const pending = this.pending;
+    let nb = 0;
+    let pool: Mempool | undefined;
+    let p = 0;
+    for (; p < n; p++) {
+      const h = objs[off + p]!;
+      let ok = true;
+      for (let s = h; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
+        const mp = this.poolOrNull(s);
+        if ((u32[(s << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI]! & OlFlagsHi.INDIRECT) !== 0 || u16[(s << H_SHIFT) + H_REFCNT] === 0 || mp === null || mp.debug) {
+          ok = false;
+          break;
+        }
       }
-      u32[r + W_DATA_OFF_REFCNT] = w0 & 0xffff; // refcnt 0: back in the pool
+      if (!ok) break;
+      for (let s = h; s !== 0; ) {
+        const r = s << MBUF_WORD_SHIFT;
+        const next = u32[r + W_NEXT]!;
+        const ref = (s << H_SHIFT) + H_REFCNT;
+        if (u16[ref] !== 1 && Atomics.sub(u16, ref, 1) !== 1) {
+          s = next; // another reference remains
+          continue;
+        }
+        u32[r + W_NEXT] = 0;
+        u16[(s << H_SHIFT) + H_NB_SEGS] = 1;
+        u16[ref] = 0;
+        const mp = this.poolOf(s);
+        if (mp !== pool || nb === FREE_PENDING_SZ) {
+          if (nb > 0) pool!.putBulk(pending, nb);
+          pool = mp;
+          nb = 0;
+        }
+        pending[nb++] = s;
+        s = next;
+      }
     }
-    if (i > 0) mp.cachePush(objs, i, off);
-    return i;
+    if (nb > 0) pool!.putBulk(pending, nb);
+    return p;
   }
 
   /** freeBulk for chains, clones, shared mbufs and mixed pools: segment by segment. */
@@ -553,6 +582,13 @@ export class Mbufs {
   poolOf(h: number): Mempool {
     const id = this.u16[(h << H_SHIFT) + H_POOL]!;
     return this.pools[id] ?? this.openPool(id, h);
+  }
+
+  /** poolOf without the error: null for a handle of no pool (the general path reports it). */
+  private poolOrNull(h: number): Mempool | null {
+    const id = this.u16[(h << H_SHIFT) + H_POOL]!;
+    const mp = this.pools[id] ?? Mempool.byId(this.heap, id);
+    return mp && mp.owns(h) ? mp : null;
   }
 
   private openPool(id: number, h: number): Mempool {

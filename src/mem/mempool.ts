@@ -41,14 +41,14 @@ import type { MbufKernel } from '../kernels/kernels.js';
 const MAGIC = 0x4c4f_504d; // "MPOL"
 const P_MAGIC = 0;
 const P_ID = 1;
-const P_N = 2;
+export const P_N = 2;
 const P_STRIDE = 3;
 export const P_HEADROOM = 4;
 const P_BUF_LEN = 5;
 const P_META_BASE = 6;
-const P_FIRST = 7;
+export const P_FIRST = 7;
 const P_ARENA = 8;
-const P_RING = 9;
+export const P_RING = 9;
 export const P_CACHE_SIZE = 10;
 export const P_FLUSH = 11;
 export const P_CACHE_BASE = 12;
@@ -266,6 +266,12 @@ export class Mempool {
    * @returns n, or 0 when the pool (cache and ring together) has fewer than n.
    */
   getBulk(objs: Uint32Array, n: number, off = 0): number {
+    if (this.kernel !== null && objs.buffer === this.buffer) return this.kernel.getBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n);
+    return this.getBulkTs(objs, n, off);
+  }
+
+  /** The TypeScript twin of the getBulk kernel (src/kernels/as/mbuf.ts). */
+  getBulkTs(objs: Uint32Array, n: number, off = 0): number {
     if (this.cacheSize === 0) return this.ring.dequeueBulk(objs, n, off);
     const u32 = this.u32;
     const len = u32[this.cacheLen]!;
@@ -299,6 +305,15 @@ export class Mempool {
    * for handles of this pool; returning more than the pool holds throws.
    */
   putBulk(objs: Uint32Array, n: number, off = 0): void {
+    if (this.kernel !== null && objs.buffer === this.buffer) {
+      if (this.kernel.putBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n) !== n) throw this.overflow(objs[off]!);
+      return;
+    }
+    this.putBulkTs(objs, n, off);
+  }
+
+  /** The TypeScript twin of the putBulk kernel (src/kernels/as/mbuf.ts). */
+  putBulkTs(objs: Uint32Array, n: number, off = 0): void {
     if (this.cacheSize === 0 || n > this.flushThresh) {
       this.ringPut(objs, n, off);
       return;
@@ -324,37 +339,19 @@ export class Mempool {
 
   /**
    * Allocates `n` mbufs reset as rte_pktmbuf_alloc_bulk leaves them (refcnt 1,
-   * one segment, empty, headroom reserved) into `objs[off..)`, all or none.
+   * one segment, empty, headroom reserved) into `objs[off..)`, all or none:
+   * one wasm call per burst, the cache refill through the ring included.
    * @returns n, or 0 when the pool has fewer than n.
    */
   allocBulk(objs: Uint32Array, n: number, off = 0): number {
-    const got =
-      this.kernel !== null && objs.buffer === this.buffer
-        ? this.kernel.allocBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n)
-        : this.allocBulkCached(objs, n, off);
-    if (got === n) return n;
-    // The cache is short: refill it through the ring, then reset.
-    if (this.getBulk(objs, n, off) === 0) return 0;
-    for (let i = 0; i < n; i++) this.resetRecord(objs[off + i]!);
-    return n;
+    if (this.kernel !== null && objs.buffer === this.buffer) return this.kernel.allocBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n);
+    return this.allocBulkTs(objs, n, off);
   }
 
-  /**
-   * The TypeScript twin of the allocBulk kernel (src/kernels/as/mbuf.ts):
-   * pops `n` handles from this lcore's cache and resets each in the same pass.
-   * @returns n, or 0 (nothing changed) when the cache holds fewer than n.
-   */
-  allocBulkCached(objs: Uint32Array, n: number, off = 0): number {
-    const u32 = this.u32;
-    const len = this.cacheSize === 0 ? 0 : u32[this.cacheLen]!;
-    if (n > len) return 0;
-    const top = this.cacheObjs + len - 1;
-    for (let i = 0; i < n; i++) {
-      const h = u32[top - i]!;
-      objs[off + i] = h;
-      this.resetRecord(h);
-    }
-    u32[this.cacheLen] = len - n;
+  /** The TypeScript twin of the allocBulk kernel (src/kernels/as/mbuf.ts): getBulk, then a reset of each. */
+  allocBulkTs(objs: Uint32Array, n: number, off = 0): number {
+    if (this.getBulk(objs, n, off) === 0) return 0;
+    for (let i = 0; i < n; i++) this.resetRecord(objs[off + i]!);
     return n;
   }
 
@@ -376,15 +373,7 @@ export class Mempool {
     f64[d + 3] = 0;
   }
 
-  /** How many of `n` handles this lcore's cache takes before it must flush (0 without a cache). */
-  cacheRoom(n: number): number {
-    if (this.cacheSize === 0) return 0;
-    const len = this.u32[this.cacheLen]!;
-    const room = len < this.flushThresh ? this.flushThresh - len : 0;
-    return n < room ? n : room;
-  }
-
-  /** Pushes `n` handles onto this lcore's cache; the caller made room (cacheRoom(), or a flush). */
+  /** Pushes `n` handles onto this lcore's cache; the caller made room (a flush). */
   cachePush(objs: Uint32Array, n: number, off: number): void {
     const u32 = this.u32;
     const len = u32[this.cacheLen]!;
@@ -450,9 +439,11 @@ export class Mempool {
   }
 
   private ringPut(objs: Uint32Array, n: number, off: number): void {
-    if (this.ring.enqueueBulk(objs, n, off) !== n) {
-      throw new MbufError(objs[off]!, `mempool ${this.name}: more mbufs returned than it holds (double free or foreign handle near ${fmtHandle(objs[off]!)})`);
-    }
+    if (this.ring.enqueueBulk(objs, n, off) !== n) throw this.overflow(objs[off]!);
+  }
+
+  private overflow(h: number): MbufError {
+    return new MbufError(h, `mempool ${this.name}: more mbufs returned than it holds (double free or foreign handle near ${fmtHandle(h)})`);
   }
 }
 

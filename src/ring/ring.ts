@@ -36,6 +36,8 @@ const W_PROD_TAIL = 33;
 const W_CONS_HEAD = 64;
 const W_CONS_TAIL = 65;
 const SLOTS = 384;
+/** The layout the wasm kernels' ring operations use (src/kernels/as/ring.ts): head/tail word indices, slot byte offset. */
+export { W_PROD_HEAD as RING_PROD_HEAD, W_PROD_TAIL as RING_PROD_TAIL, W_CONS_HEAD as RING_CONS_HEAD, W_CONS_TAIL as RING_CONS_TAIL, SLOTS as RING_SLOTS };
 
 /** rte_ring's RING_F_* flags. */
 export const RING_F_SP_ENQ = 0x1;

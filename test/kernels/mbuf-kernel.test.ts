@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Heap, POOL_TABLE } from '../../src/mem/heap.js';
-import { Mbufs } from '../../src/mem/mbuf.js';
+import { FREE_PENDING_SZ, Mbufs } from '../../src/mem/mbuf.js';
 import {
   H_BUF_LEN,
   H_DATA_LEN,
   H_NB_SEGS,
+  H_REFCNT,
   H_PORT,
   H_VLAN_TCI,
   H_VLAN_TCI_OUTER,
@@ -24,8 +25,8 @@ import {
   W_TIMESTAMP_LO,
   OlFlags,
 } from '../../src/mem/mbuf-layout.js';
-import { CACHE_STRIDE, F_DEBUG, Mempool, P_CACHE_BASE, P_CACHE_SIZE, P_FLAGS, P_FLUSH, P_HEADROOM } from '../../src/mem/mempool.js';
-import { Ring } from '../../src/ring/ring.js';
+import { CACHE_STRIDE, F_DEBUG, Mempool, P_CACHE_BASE, P_CACHE_SIZE, P_FLAGS, P_FLUSH, P_HEADROOM, P_RING, P_FIRST, P_N } from '../../src/mem/mempool.js';
+import { Ring, RING_CONS_HEAD, RING_CONS_TAIL, RING_PROD_HEAD, RING_PROD_TAIL, RING_SLOTS } from '../../src/ring/ring.js';
 import { assertFull } from '../helpers.js';
 
 describe('mbuf kernel', () => {
@@ -59,6 +60,19 @@ describe('mbuf kernel', () => {
       layoutMVlanTciOuter: H_VLAN_TCI_OUTER * 2,
       layoutMBufAddr: W_BUF_ADDR * 4,
       layoutMBufLen: H_BUF_LEN * 2,
+      layoutPoolRing: P_RING * 4,
+      layoutRingMask: 2 * 4,
+      layoutRingCapacity: 3 * 4,
+      layoutRingProdHead: RING_PROD_HEAD * 4,
+      layoutRingProdTail: RING_PROD_TAIL * 4,
+      layoutRingConsHead: RING_CONS_HEAD * 4,
+      layoutRingConsTail: RING_CONS_TAIL * 4,
+      layoutRingSlots: RING_SLOTS,
+      layoutPoolFirst: P_FIRST * 4,
+      layoutPoolN: P_N * 4,
+      layoutMRefcnt: H_REFCNT * 2,
+      layoutMNbSegs: H_NB_SEGS * 2,
+      layoutFreePendingSz: FREE_PENDING_SZ,
       layoutMTimestamp: W_TIMESTAMP_LO * 4,
       layoutOlRxTimestamp: OlFlags.RX_TIMESTAMP,
     });

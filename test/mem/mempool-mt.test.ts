@@ -6,7 +6,7 @@ import { Mempool } from '../../src/mem/mempool.js';
 import { Ring } from '../../src/ring/ring.js';
 import { assertFull, joinWorkers } from '../helpers.js';
 
-it('a pool shared by 2 worker lcores with caches is full again at the end', async () => {
+for (const datapaths of [['wasm', 'ts'], ['wasm', 'wasm']] as const) it(`a pool shared by 2 worker lcores (${datapaths.join(' + ')}) with caches is full again at the end`, async () => {
   const heap = Heap.create({ size: 64 << 20 });
   const mp = Mempool.create(heap, { name: 'shared', n: 4096, cacheSize: 256 });
   const ab = Ring.create(heap, { name: 'a_to_b', count: 512, sp: true, sc: true });
@@ -15,7 +15,7 @@ it('a pool shared by 2 worker lcores with caches is full again at the end', asyn
   const common = { heap: heap.descriptor(), pool: mp.descriptor() };
   const rings = { 1: { tx: ab.descriptor(), rx: ba.descriptor() }, 2: { tx: ba.descriptor(), rx: ab.descriptor() } };
   const results = await joinWorkers<{ sent: number; received: number; bad: number }>(
-    [1, 2].map((lcore) => startWorker('mempool-stress.worker', import.meta.url, { workerData: { ...common, ...rings[lcore as 1 | 2], lcore, send: per, receive: per } })),
+    [1, 2].map((lcore) => startWorker('mempool-stress.worker', import.meta.url, { workerData: { ...common, ...rings[lcore as 1 | 2], lcore, datapath: datapaths[lcore - 1], send: per, receive: per } })),
     120_000,
   );
   for (const r of results) {

@@ -12,6 +12,8 @@ interface Job {
   tx: RingDescriptor;
   rx: RingDescriptor;
   lcore: number;
+  /** wasm: bursts in the heap, so pool get/put, refill, flush and free run in the kernels. */
+  datapath: 'wasm' | 'ts';
   /** Packets this lcore sends to the other through the ring. */
   send: number;
   /** Packets it expects from the other. */
@@ -19,12 +21,12 @@ interface Job {
 }
 
 const job = workerData as Job;
-const heap = Heap.attach(job.heap, job.lcore);
+const heap = Heap.attach(job.heap, job.lcore, job.datapath);
 const mp = Mempool.attach(heap, job.pool);
 const tx = Ring.attach(heap, job.tx);
 const rx = Ring.attach(heap, job.rx);
 const mb = new Mbufs(heap);
-const burst = new Uint32Array(64);
+const burst = heap.burst(64);
 let sent = 0;
 let received = 0;
 let bad = 0;

@@ -5,6 +5,7 @@
  * neither A nor B is always the one that runs first (ABAB… with the phase
  * randomized). Seeded: the same config replays the same schedule.
  */
+import { seededRandom } from './stats.js';
 
 export interface Run {
   /** Index into the cells. */
@@ -16,14 +17,7 @@ export interface Run {
 }
 
 export function schedule(cells: number, arms: number, pairs: number, seed = 1): Run[] {
-  let s = seed >>> 0 || 1;
-  // xorshift32, as the bootstrap: no dependency, replayable.
-  const rand = (n: number) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
+  const rand = seededRandom(seed);
   const runs: Run[] = [];
   const order = Array.from({ length: arms }, (_, i) => i);
   for (let pair = 0; pair < pairs; pair++) {

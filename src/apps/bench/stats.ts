@@ -26,20 +26,28 @@ export interface RatioCI {
 export type Verdict = 'faster' | 'slower' | 'no significant difference';
 
 /**
+ * A seeded generator of integers in [0, n): xorshift32, small, fast and good
+ * enough to resample a handful of values or shuffle a few arms, and
+ * replayable from its seed.
+ */
+export function seededRandom(seed: number): (n: number) => number {
+  let s = seed >>> 0 || 1;
+  return (n: number) => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) % n;
+  };
+}
+
+/**
  * The ratio of B's median to A's median, with a percentile bootstrap
  * confidence interval: both sample sets are resampled with replacement
  * `iterations` times. Seeded, so a saved run recomputes to the same interval.
  */
 export function bootstrapRatio(a: readonly number[], b: readonly number[], level = 0.95, iterations = 10_000, seed = 1): RatioCI {
   if (a.length === 0 || b.length === 0) return { ratio: NaN, lo: NaN, hi: NaN, level };
-  let s = seed >>> 0 || 1;
-  // xorshift32: small, fast and good enough to resample a handful of values.
-  const rand = (n: number) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
+  const rand = seededRandom(seed);
   const ra = new Array<number>(a.length);
   const rb = new Array<number>(b.length);
   const ratios = new Float64Array(iterations);

@@ -57,6 +57,16 @@ export function parseThroughput(output: string, countTx: boolean): number[] {
   });
 }
 
+/**
+ * How to start dpkit: the built CLI, or, when this code runs from its
+ * TypeScript sources (tests, development), the sources too, so a run never
+ * measures a stale build.
+ */
+function dpkitEntry(): string[] {
+  if (import.meta.url.endsWith('.ts')) return ['--import', 'tsx', fileURLToPath(new URL('src/cli/dpkit.ts', packageRoot()))];
+  return [fileURLToPath(new URL('bin/dpkit.js', packageRoot()))];
+}
+
 /** Runs one testpmd and returns its median rate in Mpps over the measured seconds. */
 export async function runTestpmd(run: TestpmdRun): Promise<number> {
   const warm = Math.ceil(run.warmup ?? 1);
@@ -65,7 +75,7 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
   let prefix = '';
   if (run.system === 'dpkit') {
     cmd = process.execPath;
-    args = [fileURLToPath(new URL('bin/dpkit.js', packageRoot())), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + 0.5}`];
+    args = [...dpkitEntry(), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + 0.5}`];
   } else {
     const path = dpdkTestpmd();
     if (!path) throw new Error('dpdk-testpmd is not installed');

@@ -115,9 +115,8 @@ class NullTxQueue implements TxQueue {
   txBurst(burst: Uint32Array, n: number): number {
     const d = this.d;
     if (this.mbufKernel !== null && !d.copy && burst.buffer === this.heap.buffer) {
-      // Counters and the fast free in one wasm call; the general free takes what it left.
-      const freed = this.mbufKernel.nullTx(burst.byteOffset, n, this.heap.lcoreId, d.stats * 8);
-      if (freed < n) this.mb.freeBulk(burst, n - freed, freed);
+      // Counters and the free in one wasm call; the general free takes what it left (clones).
+      this.mb.freeBulkRest(burst, n, 0, this.mbufKernel.nullTx(burst.byteOffset, n, this.heap.lcoreId, d.stats * 8, this.mb.freeScratch));
       return n;
     }
     let bytes = 0;

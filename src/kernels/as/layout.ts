@@ -41,3 +41,21 @@ export const OL_RX_TIMESTAMP: u32 = 1 << 23;
 /** Queue statistics slots (ethdev/stats.ts), f64 each. */
 export const Q_PACKETS: u32 = 0;
 export const Q_BYTES: u32 = 8;
+/** Pool header: byte offset of the word holding its ring's offset (mempool.ts P_RING). */
+export const POOL_RING: u32 = 9 * 4;
+/** Ring (ring.ts), byte offsets from its base. */
+export const RING_MASK: u32 = 2 * 4;
+export const RING_CAPACITY: u32 = 3 * 4;
+export const RING_PROD_HEAD: u32 = 128;
+export const RING_PROD_TAIL: u32 = 132;
+export const RING_CONS_HEAD: u32 = 256;
+export const RING_CONS_TAIL: u32 = 260;
+export const RING_SLOTS: u32 = 384;
+/** Mbuf u16 fields (mbuf-layout.ts H_REFCNT, H_NB_SEGS) as byte offsets. */
+export const M_REFCNT: u32 = 2;
+export const M_NB_SEGS: u32 = 4;
+/** DPDK's RTE_PKTMBUF_FREE_PENDING_SZ (mbuf.ts FREE_PENDING_SZ). */
+export const FREE_PENDING_SZ: u32 = 64;
+/** Pool header: first handle and mbuf count (mempool.ts P_FIRST, P_N). */
+export const POOL_FIRST: u32 = 7 * 4;
+export const POOL_N: u32 = 2 * 4;
