@@ -34,6 +34,9 @@ import {
   OlFlagsHi,
   PORT_INVALID,
   W_BUF_ADDR,
+  W_BUF_LEN_POOL,
+  W_DATA_OFF_REFCNT,
+  W_NB_SEGS_PORT,
   W_DIRECT,
   W_HASH,
   W_NEXT,
@@ -483,7 +486,7 @@ export class Mbufs {
       this.kernel !== null && objs.buffer === this.buffer
         ? this.kernel.freeBulk(objs.byteOffset + off * 4, n, this.heap.lcoreId, this.pending.byteOffset)
         : this.freeBulkDirect(objs, n, off);
-    this.freeBulkRest(objs, n, off, done);
+    if (done !== n) this.freeBulkRest(objs, n, off, done);
   }
 
   /** Heap offset of free_bulk's scratch, for kernels that free (nullTx). */
@@ -513,7 +516,7 @@ export class Mbufs {
     const pending = this.pending;
     let nb = 0;
     let pool: Mempool | undefined;
-    let p = 0;
+    let p = this.freeSimple(objs, n, off);
     for (; p < n; p++) {
       const h = objs[off + p]!;
       let ok = true;
@@ -548,6 +551,39 @@ export class Mbufs {
     }
     if (nb > 0) pool!.putBulk(pending, nb);
     return p;
+  }
+
+  /**
+   * The twin of the kernel's freeSimple: the leading packets that are one
+   * direct segment referenced once, of the first packet's pool, straight onto
+   * this lcore's cache, as many as fit under the flush threshold, at most 64.
+   */
+  private freeSimple(objs: Uint32Array, n: number, off: number): number {
+    const u32 = this.u32;
+    const first = objs[off]!;
+    if (first === 0) return 0;
+    const mp = this.poolOrNull(first);
+    if (mp === null || mp.debug) return 0;
+    const m = Math.min(mp.cacheRoom(n), FREE_PENDING_SZ);
+    const poolId = mp.id;
+    let i = 0;
+    for (; i < m; i++) {
+      const h = objs[off + i]!;
+      const r = h << MBUF_WORD_SHIFT;
+      const w0 = u32[r + W_DATA_OFF_REFCNT]!;
+      if (
+        w0 >>> 16 !== 1 || // refcnt
+        (u32[r + W_NB_SEGS_PORT]! & 0xffff) !== 1 ||
+        u32[r + W_NEXT] !== 0 ||
+        (u32[r + W_OL_FLAGS_HI]! & OlFlagsHi.INDIRECT) !== 0 ||
+        u32[r + W_BUF_LEN_POOL]! >>> 16 !== poolId
+      ) {
+        break;
+      }
+      u32[r + W_DATA_OFF_REFCNT] = w0 & 0xffff; // refcnt 0: back in the pool
+    }
+    if (i > 0) mp.cachePush(objs, i, off);
+    return i;
   }
 
   /** freeBulk for chains, clones, shared mbufs and mixed pools: segment by segment. */

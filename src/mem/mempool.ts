@@ -119,7 +119,12 @@ export class Mempool {
   private readonly cacheObjs: number;
   private readonly cacheBase: number;
   private readonly one = new Uint32Array(1);
-  /** The allocBulk kernel, or null (TypeScript datapath, or a debug pool whose checks live in TypeScript). */
+  /**
+   * The mbuf kernels, or null (TypeScript datapath, or a debug pool whose
+   * checks live in TypeScript). Single handles stay in TypeScript: a wasm
+   * call costs more than the work (and `.buffer` of a small on-heap typed
+   * array is a slow runtime call in V8: test `n > 1` first).
+   */
   private readonly kernel: MbufKernel | null;
   private readonly buffer: ArrayBufferLike;
 
@@ -266,7 +271,7 @@ export class Mempool {
    * @returns n, or 0 when the pool (cache and ring together) has fewer than n.
    */
   getBulk(objs: Uint32Array, n: number, off = 0): number {
-    if (this.kernel !== null && objs.buffer === this.buffer) return this.kernel.getBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n);
+    if (this.kernel !== null && n > 1 && objs.buffer === this.buffer) return this.kernel.getBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n);
     return this.getBulkTs(objs, n, off);
   }
 
@@ -305,7 +310,7 @@ export class Mempool {
    * for handles of this pool; returning more than the pool holds throws.
    */
   putBulk(objs: Uint32Array, n: number, off = 0): void {
-    if (this.kernel !== null && objs.buffer === this.buffer) {
+    if (this.kernel !== null && n > 1 && objs.buffer === this.buffer) {
       if (this.kernel.putBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n) !== n) throw this.overflow(objs[off]!);
       return;
     }
@@ -344,13 +349,26 @@ export class Mempool {
    * @returns n, or 0 when the pool has fewer than n.
    */
   allocBulk(objs: Uint32Array, n: number, off = 0): number {
-    if (this.kernel !== null && objs.buffer === this.buffer) return this.kernel.allocBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n);
+    if (this.kernel !== null && n > 1 && objs.buffer === this.buffer) return this.kernel.allocBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n);
     return this.allocBulkTs(objs, n, off);
   }
 
   /** The TypeScript twin of the allocBulk kernel (src/kernels/as/mbuf.ts): getBulk, then a reset of each. */
   allocBulkTs(objs: Uint32Array, n: number, off = 0): number {
-    if (this.getBulk(objs, n, off) === 0) return 0;
+    const u32 = this.u32;
+    const len = this.cacheSize === 0 ? 0 : u32[this.cacheLen]!;
+    if (n <= len) {
+      // The common case in one pass: pop from the cache and reset.
+      const top = this.cacheObjs + len - 1;
+      for (let i = 0; i < n; i++) {
+        const h = u32[top - i]!;
+        objs[off + i] = h;
+        this.resetRecord(h);
+      }
+      u32[this.cacheLen] = len - n;
+      return n;
+    }
+    if (this.getBulkTs(objs, n, off) === 0) return 0;
     for (let i = 0; i < n; i++) this.resetRecord(objs[off + i]!);
     return n;
   }
@@ -373,7 +391,15 @@ export class Mempool {
     f64[d + 3] = 0;
   }
 
-  /** Pushes `n` handles onto this lcore's cache; the caller made room (a flush). */
+  /** How many of `n` handles this lcore's cache takes before it must flush (0 without a cache). */
+  cacheRoom(n: number): number {
+    if (this.cacheSize === 0) return 0;
+    const len = this.u32[this.cacheLen]!;
+    const room = len < this.flushThresh ? this.flushThresh - len : 0;
+    return n < room ? n : room;
+  }
+
+  /** Pushes `n` handles onto this lcore's cache; the caller made room (cacheRoom(), or a flush). */
   cachePush(objs: Uint32Array, n: number, off: number): void {
     const u32 = this.u32;
     const len = u32[this.cacheLen]!;

@@ -153,11 +153,28 @@ export function putBulk(pool: u32, lcore: u32, objs: u32, n: u32): u32 {
  * handle reset as rte_pktmbuf_alloc does. Returns n, or 0 (nothing changed).
  */
 export function allocBulk(pool: u32, lcore: u32, objs: u32, n: u32): u32 {
-  if (getBulk(pool, lcore, objs, n) != n) return 0;
   // Words 0..3: dataOff = headroom, refcnt 1, nbSegs 1, port invalid, pktLen 0,
   // dataLen 0, vlanTci 0; words 4..9 all zero.
   const head = i32x4(load<u32>(pool + POOL_HEADROOM) | (1 << 16), 1 | (PORT_INVALID << 16), 0, 0);
   const zero = i32x4.splat(0);
+  const size = load<u32>(pool + POOL_CACHE_SIZE);
+  const cache = load<u32>(pool + POOL_CACHE_BASE) + lcore * CACHE_STRIDE;
+  const len: u32 = size == 0 ? 0 : load<u32>(cache);
+  if (n <= len) {
+    // The common case in one pass: pop from the cache and reset.
+    const top = cache + CACHE_OBJS + ((len - 1) << 2);
+    for (let i: u32 = 0; i < n; i++) {
+      const h = load<u32>(top - (i << 2));
+      store<u32>(objs + (i << 2), h);
+      const r = h << MBUF_SHIFT;
+      v128.store(r, head);
+      v128.store(r, zero, 16);
+      store<u64>(r, 0, 32);
+    }
+    store<u32>(cache, len - n);
+    return n;
+  }
+  if (getBulk(pool, lcore, objs, n) != n) return 0;
   for (let i: u32 = 0; i < n; i++) {
     const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
     v128.store(r, head);
@@ -165,6 +182,49 @@ export function allocBulk(pool: u32, lcore: u32, objs: u32, n: u32): u32 {
     store<u64>(r, 0, 32);
   }
   return n;
+}
+
+/**
+ * freeBulk's first step, for the common burst: the leading packets that are
+ * one direct segment referenced once, of the first packet's pool, go
+ * straight onto the lcore's cache in one pass, as many as fit under its
+ * flush threshold and at most one run of 64 (what putBulk would do with them
+ * without a flush). Returns how many.
+ */
+// @ts-ignore: decorator
+@inline
+function freeSimple(objs: u32, n: u32, lcore: u32): u32 {
+  const first = load<u32>(objs);
+  if (n == 0 || first == 0) return 0;
+  const poolId = load<u32>(first << MBUF_SHIFT, M_BUF_LEN_POOL) >>> 16;
+  const pool = load<u32>(HEAP_POOL_TABLE + (poolId << 2));
+  if (pool == 0 || (load<u32>(pool + POOL_FLAGS) & POOL_F_DEBUG) != 0 || load<u32>(pool + POOL_CACHE_SIZE) == 0) return 0;
+  const cache = load<u32>(pool + POOL_CACHE_BASE) + lcore * CACHE_STRIDE;
+  const len = load<u32>(cache);
+  const flush = load<u32>(pool + POOL_FLUSH);
+  let m = len < flush ? flush - len : 0;
+  if (m > n) m = n;
+  if (m > FREE_PENDING_SZ) m = FREE_PENDING_SZ;
+  const dst = cache + CACHE_OBJS + (len << 2);
+  let i: u32 = 0;
+  for (; i < m; i++) {
+    const h = load<u32>(objs + (i << 2));
+    const r = h << MBUF_SHIFT;
+    const w0 = load<u32>(r, M_DATA_OFF_REFCNT);
+    if (
+      (w0 >>> 16) != 1 ||
+      (load<u32>(r, M_NB_SEGS_PORT) & 0xffff) != 1 ||
+      load<u32>(r, M_NEXT) != 0 ||
+      (load<u32>(r, M_OL_FLAGS_HI) & OL_HI_INDIRECT) != 0 ||
+      (load<u32>(r, M_BUF_LEN_POOL) >>> 16) != poolId
+    ) {
+      break;
+    }
+    store<u32>(r, w0 & 0xffff, M_DATA_OFF_REFCNT); // refcnt 0: in the pool
+    store<u32>(dst + (i << 2), h);
+  }
+  store<u32>(cache, len + i);
+  return i;
 }
 
 /** Returned by freeBulk when a pool's ring refused segments (a double free): the high bit, with the packet index. */
@@ -176,15 +236,16 @@ const FREE_REFUSED: u32 = 0x80000000;
  * released as rte_pktmbuf_prefree_seg does (the last reference: unchained,
  * refcnt 0; a shared one: one reference less, atomically) and returned with
  * one putBulk per run of up to 64 segments of one pool, gathered in
- * `pending` (64 handles of scratch). NULL packets are skipped. Stops before
+ * `pending` (64 handles of scratch), after freeSimple took the common
+ * leading ones in one pass. NULL packets are skipped. Stops before
  * the first packet with an indirect segment, a segment at refcnt 0, of no
  * pool or of a debug pool: the TypeScript side frees (or reports) the rest.
  * Returns how many packets it freed, or FREE_REFUSED | index on a refused put.
  */
 export function freeBulk(objs: u32, n: u32, lcore: u32, pending: u32): u32 {
+  let p = freeSimple(objs, n, lcore);
   let nb: u32 = 0;
   let pool: u32 = 0;
-  let p: u32 = 0;
   for (; p < n; p++) {
     const h = load<u32>(objs + (p << 2));
     // Check the whole chain before touching any of it.
