@@ -4,7 +4,9 @@
  * variant of dpkit, or DPDK's testpmd) is measured the same number of times.
  * The first arm is the baseline A; comparisons are B / A ratios.
  */
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { ArgError } from '../../errors.js';
 import type { System } from './testpmd-run.js';
 
@@ -15,6 +17,12 @@ export interface Variant {
   system?: System;
   /** More testpmd options (after --), e.g. ['--macswap-kernel=simd']. */
   args?: string[];
+  /**
+   * dpkit only: the folder of another built checkout to run instead of this
+   * one (`git worktree add /tmp/before HEAD~1 && (cd /tmp/before && npm ci)`),
+   * so a change and the commit before it alternate in one run.
+   */
+  checkout?: string;
 }
 
 /** A block of the matrix: its cells are the cross product of these lists. */
@@ -113,6 +121,10 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     names.add(v.name);
     if (v.system !== undefined && v.system !== 'dpkit' && v.system !== 'dpdk') fail(`variants.${v.name}.system: expected dpkit or dpdk`);
     if (v.args !== undefined && !(Array.isArray(v.args) && v.args.every((a) => typeof a === 'string'))) fail(`variants.${v.name}.args: expected a list of strings`);
+    if (v.checkout !== undefined) {
+      if (v.system === 'dpdk') fail(`variants.${v.name}.checkout: only dpkit arms run another checkout`);
+      if (typeof v.checkout !== 'string' || !existsSync(join(v.checkout, 'bin', 'dpkit.js'))) fail(`variants.${v.name}.checkout: ${String(v.checkout)} is not a dpkit checkout (no bin/dpkit.js)`);
+    }
   }
   for (const pair of config.compare ?? []) {
     if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => names.has(n))) fail(`compare: ${JSON.stringify(pair)} is not a pair of arm names`);

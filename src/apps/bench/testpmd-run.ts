@@ -6,6 +6,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../package.js';
 import { summarize } from './stats.js';
@@ -24,6 +25,8 @@ export interface TestpmdRun {
   warmup?: number;
   /** Count transmitted packets instead of received ones (txonly). */
   countTx: boolean;
+  /** dpkit only: another checkout of dpkit to run (its folder), e.g. the commit before a change. */
+  checkout?: string;
 }
 
 let dpdkPath: string | null | undefined;
@@ -75,7 +78,7 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
   let prefix = '';
   if (run.system === 'dpkit') {
     cmd = process.execPath;
-    args = [...dpkitEntry(), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + 0.5}`];
+    args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + 0.5}`];
   } else {
     const path = dpdkTestpmd();
     if (!path) throw new Error('dpdk-testpmd is not installed');
