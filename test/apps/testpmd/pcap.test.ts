@@ -45,16 +45,21 @@ describe('testpmd on net_pcap', () => {
     assert.equal(readCapture(path('short-out.pcap')).length, 3);
   });
 
-  it('splits queues over lcores: each rx_pcap file arrives in its own tx_pcap file', () => {
+  it('splits queues over lcores: each rx_pcap file arrives in its own tx_pcap file, every packet counted', () => {
     writeCapture(path('qa.pcap'), packets(Array(100).fill(64)));
     writeCapture(path('qb.pcap'), packets(Array(50).fill(1000), 1_800_000_000));
     const r = testpmd([
       '-l', '0-2',
       '--vdev', `net_pcap0,rx_pcap=${path('qa.pcap')},rx_pcap=${path('qb.pcap')}`,
       '--vdev', `net_pcap1,tx_pcap=${path('qc.pcap')},tx_pcap=${path('qd.pcap')}`,
-      '--', '--rxq=2', '--txq=2', '--nb-cores=2', '--total-num-mbufs=8192',
+      '--', '--rxq=2', '--txq=2', '--nb-cores=2', '--total-num-mbufs=8192', '--json',
     ]);
     assert.equal(r.code, 0, r.stderr);
+    // A fixed-count run: every packet of both files delivered, summed over queues and streams.
+    const j = JSON.parse(r.stdout) as { total: { rxPackets: number; txPackets: number; txDropped: number }; streams: { lcore: number; rxPackets: number; txPackets: number; fwdDropped: number }[] };
+    assert.deepEqual([j.total.rxPackets, j.total.txPackets, j.total.txDropped], [150, 150, 0]);
+    assert.deepEqual([...new Set(j.streams.filter((s) => s.rxPackets > 0).map((s) => s.lcore))].sort(), [1, 2], 'both lcores forwarded');
+    for (const s of j.streams) assert.equal(s.rxPackets, s.txPackets + s.fwdDropped);
     assert.deepEqual(readFileSync(path('qc.pcap')), readFileSync(path('qa.pcap')));
     assert.deepEqual(readFileSync(path('qd.pcap')), readFileSync(path('qb.pcap')));
   });
