@@ -1,0 +1,98 @@
+/**
+ * Guest memory as vhost sees it: a table of regions, each a guest-physical
+ * range backed by bytes of the shared heap, exactly the model of
+ * vhost-user's SET_MEM_TABLE (there the backing is an mmap'ed fd; in process
+ * it is part of the heap). The host reaches guest memory only through
+ * `translate`, which refuses any range not wholly inside one region: a
+ * guest's descriptor cannot make the host read or write anything else.
+ *
+ * The table lives in the heap, so every lcore sees the one the control plane
+ * set. Guest-physical addresses are 64-bit in virtio; they are held as f64,
+ * exact up to 2^53, and anything above is outside every region.
+ */
+import { ArgError } from '../errors.js';
+import type { Heap } from '../mem/heap.js';
+
+/** vhost-user's VHOST_MEMORY_MAX_NREGIONS. */
+export const MAX_REGIONS = 8;
+// f64 words: region count, then per region guest start, size, heap offset.
+const T_COUNT = 0;
+const T_REGIONS = 1;
+const REGION_WORDS = 3;
+export const GUEST_MEMORY_BYTES = (T_REGIONS + MAX_REGIONS * REGION_WORDS) * 8;
+
+export interface Region {
+  /** Guest-physical address of the first byte. */
+  gpa: number;
+  size: number;
+  /** Heap byte offset of the first byte. */
+  offset: number;
+}
+
+export class GuestMemory {
+  private readonly f64: Float64Array;
+  private readonly base: number;
+
+  /** Opens the table at heap byte offset `at` (made by `create`). */
+  constructor(
+    readonly heap: Heap,
+    readonly at: number,
+  ) {
+    this.f64 = heap.f64;
+    this.base = at >>> 3;
+  }
+
+  /** Reserves an empty table in the heap (the control plane's side). */
+  static create(heap: Heap): GuestMemory {
+    const at = heap.reserve(GUEST_MEMORY_BYTES, 64, 'guest memory table');
+    heap.f64.fill(0, at >>> 3, (at + GUEST_MEMORY_BYTES) >>> 3);
+    return new GuestMemory(heap, at);
+  }
+
+  /**
+   * Replaces the table (SET_MEM_TABLE). Regions must lie inside the heap, and
+   * must not overlap in guest-physical space.
+   */
+  setRegions(regions: Region[]): void {
+    if (regions.length > MAX_REGIONS) throw new ArgError(`guest memory: ${regions.length} regions, at most ${MAX_REGIONS}`);
+    const sorted = [...regions].sort((a, b) => a.gpa - b.gpa);
+    sorted.forEach((r, i) => {
+      if (!Number.isSafeInteger(r.gpa) || r.gpa < 0 || !Number.isSafeInteger(r.size) || r.size <= 0) throw new ArgError(`guest memory: region ${i}: bad address or size`);
+      if (!Number.isSafeInteger(r.gpa + r.size)) throw new ArgError(`guest memory: region ${i} ends beyond 2^53`);
+      if (r.offset < 0 || r.offset + r.size > this.heap.size) throw new ArgError(`guest memory: region ${i} is not inside the heap`);
+      const prev = sorted[i - 1];
+      if (prev && prev.gpa + prev.size > r.gpa) throw new ArgError(`guest memory: regions at 0x${prev.gpa.toString(16)} and 0x${r.gpa.toString(16)} overlap`);
+    });
+    const f = this.f64;
+    const b = this.base;
+    f[b + T_COUNT] = 0; // readers see no region while the table changes
+    sorted.forEach((r, i) => {
+      const w = b + T_REGIONS + i * REGION_WORDS;
+      f[w] = r.gpa;
+      f[w + 1] = r.size;
+      f[w + 2] = r.offset;
+    });
+    f[b + T_COUNT] = sorted.length;
+  }
+
+  get regionCount(): number {
+    return this.f64[this.base + T_COUNT]!;
+  }
+
+  /**
+   * The heap offset of guest range [gpa, gpa + len), or -1 when the range is
+   * not wholly inside one region (or len is 0 or negative).
+   */
+  translate(gpa: number, len: number): number {
+    if (!(len > 0) || !(gpa >= 0)) return -1;
+    const f = this.f64;
+    const n = f[this.base + T_COUNT]!;
+    for (let i = 0, w = this.base + T_REGIONS; i < n; i++, w += REGION_WORDS) {
+      const start = f[w]!;
+      const off = gpa - start;
+      // Both tests on the distance from the region's start: no sum that could round.
+      if (off >= 0 && off < f[w + 1]! && len <= f[w + 1]! - off) return f[w + 2]! + off;
+    }
+    return -1;
+  }
+}
