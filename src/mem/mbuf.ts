@@ -513,9 +513,6 @@ export class Mbufs {
   freeBulkDirect(objs: Uint32Array, n: number, off = 0): number {
     const u32 = this.u32;
     const u16 = this.u16;
-    const pending = this.pending;
-    let nb = 0;
-    let pool: Mempool | undefined;
     let p = this.freeSimple(objs, n, off);
     for (; p < n; p++) {
       const h = objs[off + p]!;
@@ -539,17 +536,11 @@ export class Mbufs {
         u32[r + W_NEXT] = 0;
         u16[(s << H_SHIFT) + H_NB_SEGS] = 1;
         u16[ref] = 0;
-        const mp = this.poolOf(s);
-        if (mp !== pool || nb === FREE_PENDING_SZ) {
-          if (nb > 0) pool!.putBulk(pending, nb);
-          pool = mp;
-          nb = 0;
-        }
-        pending[nb++] = s;
+        this.pend(s);
         s = next;
       }
     }
-    if (nb > 0) pool!.putBulk(pending, nb);
+    this.flushRun();
     return p;
   }
 
@@ -588,30 +579,40 @@ export class Mbufs {
 
   /** freeBulk for chains, clones, shared mbufs and mixed pools: segment by segment. */
   private freeBulkSlow(objs: Uint32Array, n: number, off: number): void {
-    const pending = this.pending;
-    let nb = 0;
-    let pool: Mempool | undefined;
     try {
       for (let i = 0; i < n; i++) {
         let m = objs[off + i]!;
         while (m !== 0) {
           const next = this.next(m);
-          if (this.prefreeSeg(m) !== 0) {
-            const mp = this.poolOf(m);
-            if (mp !== pool || nb === FREE_PENDING_SZ) {
-              if (nb > 0) pool!.putBulk(pending, nb);
-              pool = mp;
-              nb = 0;
-            }
-            pending[nb++] = m;
-          }
+          if (this.prefreeSeg(m) !== 0) this.pend(m);
           m = next;
         }
       }
     } finally {
       // Also on a thrown double free: what was already released still goes back.
-      if (nb > 0) pool!.putBulk(pending, nb);
+      this.flushRun();
     }
+  }
+
+  /** The pool of the pending run, and its length (rte_pktmbuf_free_bulk's pending array). */
+  private runPool: Mempool | undefined;
+  private runLen = 0;
+
+  /** Adds a released segment to the pending run: one putBulk per run of up to 64 of one pool. */
+  private pend(s: number): void {
+    const mp = this.poolOf(s);
+    if (mp !== this.runPool || this.runLen === FREE_PENDING_SZ) {
+      this.flushRun();
+      this.runPool = mp;
+    }
+    this.pending[this.runLen++] = s;
+  }
+
+  private flushRun(): void {
+    const n = this.runLen;
+    if (n === 0) return;
+    this.runLen = 0; // first: a putBulk that throws leaves no stale run behind
+    this.runPool!.putBulk(this.pending, n);
   }
 
   /** The pool mbuf `h` belongs to, as seen from this thread. */
