@@ -2,11 +2,10 @@
  * The optional native shim (native/, DESIGN §8), loaded on first use. When it
  * is missing, `native()` returns undefined and `nativeUnavailable()` says why
  * (the build's own reason from build/native-status.txt), so a feature that
- * needs it can fail with a message a user can act on.
+ * needs it can say so in a message a user can act on.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { DpkitError } from '../errors.js';
 import { packageRoot } from '../package.js';
 
 export interface NativeShim {
@@ -16,13 +15,6 @@ export interface NativeShim {
   getAffinity(): number[];
   /** The CPU the calling thread runs on now (sched_getcpu). */
   currentCpu(): number;
-}
-
-/** A feature that needs the native shim, asked for when it is not built. */
-export class NativeError extends DpkitError {
-  constructor(feature: string) {
-    super('ENATIVE', `${feature} needs dpkit's native shim, which is ${nativeUnavailable() ?? 'built'}`);
-  }
 }
 
 let loaded: NativeShim | undefined;

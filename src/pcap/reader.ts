@@ -130,11 +130,6 @@ export class PcapReader {
     return this.state[S_PACKETS]!;
   }
 
-  /** pcap's file-wide linktype, or the first pcapng interface's. */
-  get fileLinktype(): number {
-    return this.format === 'pcap' ? this.state[S_LINKTYPE]! : this.state[S_IFACES]!;
-  }
-
   /** Parses the next packet record. @returns false at the end of the file. */
   next(): boolean {
     if (this.state[S_ENDED] === 1) return false;
@@ -150,14 +145,6 @@ export class PcapReader {
     if (this.closed) return;
     this.closed = true;
     closeSync(this.fd);
-  }
-
-  /** Rewinds to the first record (infinite replay, tests). */
-  rewind(): void {
-    this.state.fill(0);
-    this.lo = this.hi = 0;
-    this.fileOff = 0;
-    this.readFileHeader();
   }
 
   // ---- window --------------------------------------------------------------

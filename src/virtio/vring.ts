@@ -20,14 +20,6 @@ export const DESC_SIZE = 16;
 /** Largest queue (virtio: 32768 for split rings). */
 export const VRING_MAX_SIZE = 32768;
 
-/** Feature bits (virtio 1.x, 6 and 5.1.3). */
-export const VirtioFeature = {
-  NET_F_MRG_RXBUF: 15,
-  RING_F_INDIRECT_DESC: 28,
-  RING_F_EVENT_IDX: 29,
-  F_VERSION_1: 32,
-} as const;
-
 /** Why a chain was refused. */
 export const ChainError = {
   HEAD: -1, // head index outside the table
@@ -93,16 +85,6 @@ export class Vring {
     if (desc < 0 || avail < 0 || used < 0) return `ring of ${num} at desc 0x${descGpa.toString(16)}, avail 0x${availGpa.toString(16)}, used 0x${usedGpa.toString(16)} is not inside guest memory`;
     if (desc % 16 !== 0 || avail % 2 !== 0 || used % 4 !== 0) return 'ring parts are misaligned (desc 16, avail 2, used 4 bytes)';
     return new Vring(mem, num, desc, avail, used);
-  }
-
-  /** avail->idx, as the guest last published it. */
-  availIdx(): number {
-    return Atomics.load(this.u16, (this.avail >>> 1) + 1);
-  }
-
-  /** avail->ring[i & (num - 1)]: a head the guest made available. */
-  availHead(i: number): number {
-    return this.u16[(this.avail >>> 1) + 2 + (i & (this.num - 1))]!;
   }
 
   /**

@@ -124,6 +124,7 @@ describe('pcap and pcapng files', () => {
     writeCapture(path('resume'), pkts, { format: 'pcapng' });
     const state = new Float64Array(400);
     const r1 = new PcapReader(path('resume'), { state });
+    assert.equal(r1.format, 'pcapng');
     assert.ok(r1.next() && r1.next());
     r1.close();
     const r2 = new PcapReader(path('resume'), { state });

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ArgError } from '../../errors.js';
+import { engines } from '../testpmd/fwd/index.js';
 import type { System } from './testpmd-run.js';
 
 /** One arm of a cell: a system and the testpmd options that make it different. */
@@ -67,7 +68,6 @@ export interface Cell {
 
 const DEFAULT_DIMS: Dims = { engines: ['io'], sizes: [64], lcores: [1], bursts: [32] };
 export const MIN_PAIRS = 5;
-const ENGINES = ['io', 'mac', 'macswap', 'rxonly', 'txonly', 'flowgen', '5tswap', 'csum', 'icmpecho'];
 
 export function cellId(c: Omit<Cell, 'id'>): string {
   return `${c.engine} ${c.size} B ${c.lcores}c burst ${c.burst}`;
@@ -108,7 +108,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     if (!Array.isArray(v) || v.length === 0 || !v.every((x) => Number.isInteger(x) && x >= lo && x <= hi)) fail(`${what}: expected a non-empty list of integers in [${lo}, ${hi}]`);
   };
   config.matrix.forEach((b, i) => {
-    if (b.engines !== undefined && (!Array.isArray(b.engines) || !b.engines.every((e) => ENGINES.includes(e)))) fail(`matrix[${i}].engines: expected some of ${ENGINES.join(', ')}`);
+    if (b.engines !== undefined && (!Array.isArray(b.engines) || !b.engines.every((e) => engines.has(e)))) fail(`matrix[${i}].engines: expected some of ${[...engines.keys()].join(', ')}`);
     if (b.sizes !== undefined) ints(b.sizes, `matrix[${i}].sizes`, 64, 9000);
     if (b.lcores !== undefined) ints(b.lcores, `matrix[${i}].lcores`, 1, 64);
     if (b.bursts !== undefined) ints(b.bursts, `matrix[${i}].bursts`, 1, 512);
