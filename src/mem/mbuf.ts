@@ -489,6 +489,23 @@ export class Mbufs {
     if (done !== n) this.freeBulkRest(objs, n, off, done);
   }
 
+  /**
+   * Frees `n` single segments from `objs[off..)`, each as rte_pktmbuf_free_seg
+   * (their chains are not followed: a descriptor-ring driver holds every
+   * segment in its own slot), in runs of up to 64 per pool: the non-fast-free
+   * reclaim of i40e's tx path.
+   */
+  freeSegBulk(objs: Uint32Array, n: number, off = 0): void {
+    try {
+      for (let i = 0; i < n; i++) {
+        const m = objs[off + i]!;
+        if (this.prefreeSeg(m) !== 0) this.pend(m);
+      }
+    } finally {
+      this.flushRun();
+    }
+  }
+
   /** Heap offset of free_bulk's scratch, for kernels that free (nullTx). */
   get freeScratch(): number {
     return this.pending.byteOffset;
