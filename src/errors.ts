@@ -40,6 +40,16 @@ export class LeakError extends DpkitError {
   }
 }
 
+/** A vhost-user peer sent something the protocol does not allow: refused, and named. */
+export class VhostError extends DpkitError {
+  constructor(
+    readonly device: string,
+    message: string,
+  ) {
+    super('EPROTO', `${device}: ${message}`);
+  }
+}
+
 /** Formats a handle as DPDK users read pointers: hex, fixed width. */
 export function fmtHandle(h: number): string {
   return '0x' + (h >>> 0).toString(16).padStart(7, '0');

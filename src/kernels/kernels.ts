@@ -37,6 +37,8 @@ export interface FwdKernel {
   copyOut(objs: number, n: number, dst: number, len: number): void;
   /** net_pcap infinite_rx (twin: PcapRxQueue's replay loop). */
   pcapReplay(objs: number, n: number, table: number, count: number, cursor: number, port: number, room: number, stats: number): number;
+  /** vhost's copies for a burst: (dst, src, len) triples (twin: src/vhost/copy-list.ts). */
+  copyList(list: number, count: number): void;
   macFwd(objs: number, n: number, w0: number, w1: number, w2: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number): void;
   /** csum (twin: fwd/csum.ts): the MAC words as macFwd's; `stats` is the stream's counter slot as a heap byte offset. */
   csum(objs: number, n: number, w0: number, w1: number, w2: number, keepHi: number, stats: number): void;

@@ -1,0 +1,55 @@
+/**
+ * The guest's side of a split virtqueue (virtio 1.x 2.7): the three parts in
+ * the heap, which the guest (dpkit's virtio_user) writes and the device
+ * (vhost) reads through the memory table, and the guest's own bookkeeping.
+ *
+ * Guest-physical addresses are heap offsets plus `GPA_BASE`, the way
+ * virtio-user hands its own virtual addresses to vhost-user: a region table
+ * of one region, the whole heap. The base is above 4 GiB so every address
+ * has a high word, and a device that forgets to translate is caught.
+ */
+import type { Heap } from '../../mem/heap.js';
+import { DESC_SIZE, vringSizes } from '../../virtio/vring.js';
+
+export const GPA_BASE = 0x1_0000_0000;
+
+/** Guest-side counters and indices: Float64 slots, one block per queue. */
+export const G_AVAIL_IDX = 0; // next avail index the guest publishes
+export const G_LAST_USED = 1; // next used entry the guest reads
+export const G_NUM_FREE = 2; // free descriptors (tx) / heads not posted (rx)
+export const G_FREE_HEAD = 3; // first free descriptor (tx free list)
+export const G_KICKS = 4;
+export const G_BAD_USED = 5; // used entries the device got wrong
+export const G_SLOTS = 8;
+
+export interface GuestRingLayout {
+  num: number;
+  /** Heap byte offsets. */
+  desc: number;
+  avail: number;
+  used: number;
+  /** f64 slot of the G_* block. */
+  state: number;
+  /** Heap byte offset of a u32 per descriptor: the mbuf that descriptor carries (rx: per buffer; tx: per head). */
+  sw: number;
+}
+
+/** Reserves a ring of `num` entries, its state and its software ring, zeroed. */
+export function reserveGuestRing(heap: Heap, num: number): GuestRingLayout {
+  const s = vringSizes(num);
+  const usedAt = (s.desc + s.avail + 63) & ~63;
+  const base = heap.reserve(usedAt + s.used, 4096, 'virtio ring');
+  const state = heap.reserve(G_SLOTS * 8, 64, 'virtio ring state') >>> 3;
+  const sw = heap.reserve(num * 4, 64, 'virtio sw ring');
+  return { num, desc: base, avail: base + s.desc, used: base + usedAt, state, sw };
+}
+
+/** Writes descriptor `i` of the table at `table` (a heap offset). */
+export function writeDesc(heap: Heap, table: number, i: number, addr: number, len: number, flags: number, next: number): void {
+  const w = (table + i * DESC_SIZE) >>> 2;
+  const gpa = addr + GPA_BASE;
+  heap.u32[w] = gpa >>> 0;
+  heap.u32[w + 1] = Math.floor(gpa / 4294967296);
+  heap.u32[w + 2] = len;
+  heap.u32[w + 3] = flags | (next << 16);
+}

@@ -1,0 +1,495 @@
+/**
+ * virtio-net's data path on the guest side (DPDK's virtio_rxtx.c, split
+ * rings): rx posts mbufs as device-writable buffers with room for the
+ * virtio-net header in their headroom, reads used entries and assembles
+ * mergeable buffers into chains; tx puts the header in the headroom when the
+ * mbuf is its own (else in a per-slot header area), one descriptor per
+ * segment or one indirect table, and reclaims completed packets in batches
+ * through the shared TxReclaim (seed 002) once free descriptors fall below
+ * txFreeThresh.
+ *
+ * The device is checked too: a used entry naming a descriptor the guest did
+ * not post, or a length beyond the buffer, is counted (G_BAD_USED) and
+ * skipped, never followed.
+ */
+import type { QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
+import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
+import { TxReclaim, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
+import type { Heap } from '../../mem/heap.js';
+import { Mbufs } from '../../mem/mbuf.js';
+import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_SHIFT, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
+import { Mempool } from '../../mem/mempool.js';
+import { DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
+import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_USED_F_NO_NOTIFY, needEvent } from '../../virtio/virtio-net.js';
+import { G_AVAIL_IDX, G_BAD_USED, G_FREE_HEAD, G_KICKS, G_LAST_USED, G_NUM_FREE, writeDesc, type GuestRingLayout } from './guest-ring.js';
+
+const H_SHIFT = MBUF_SHIFT - 1;
+/** Most descriptors in one indirect table (DPDK's VIRTIO_MAX_TX_INDIRECT). */
+export const IND_MAX = 8;
+
+interface CommonDesc extends QueueDescriptor {
+  driver: 'virtio_user';
+  ring: GuestRingLayout;
+  port: number;
+  stats: number;
+  eventIdx: boolean;
+  /** Heap byte offset of the kick counter the device may be woken through, or -1. */
+  kick: number;
+}
+
+export interface VirtioRxDesc extends CommonDesc {
+  kind: 'rx';
+  pool: number;
+  mrg: boolean;
+  /** Descriptors per posted buffer chain without MRG_RXBUF (enough for the MTU). */
+  segsPerBuf: number;
+  rxFreeThresh: number;
+  /** Heap byte offset of the free-heads stack (u16 per head). */
+  freeHeads: number;
+}
+
+export interface VirtioTxDesc extends CommonDesc {
+  kind: 'tx';
+  indirect: boolean;
+  txFreeThresh: number;
+  txFreeMode: TxFreeMode;
+  /** Heap byte offsets: u16 free-list link per descriptor, u16 descriptor count per head, 16-byte header slot per head, indirect table per head. */
+  nextFree: number;
+  ndesc: number;
+  hdrArea: number;
+  indArea: number;
+}
+
+/** Publishes a new avail index, then wakes the device if it asked to be (event idx, or no NO_NOTIFY flag). */
+function publishAvail(heap: Heap, d: CommonDesc, idx: number, old: number): void {
+  const r = d.ring;
+  Atomics.store(heap.u16, (r.avail + 2) >>> 1, idx);
+  heap.f64[r.state + G_AVAIL_IDX] = idx;
+  if (d.kick < 0) return;
+  const want = d.eventIdx ? needEvent(Atomics.load(heap.u16, (r.used + 4 + 8 * r.num) >>> 1), idx, old) : (Atomics.load(heap.u16, r.used >>> 1) & VRING_USED_F_NO_NOTIFY) === 0;
+  if (want) {
+    Atomics.add(heap.i32, d.kick >>> 2, 1);
+    Atomics.notify(heap.i32, d.kick >>> 2);
+    heap.f64[r.state + G_KICKS]++;
+  }
+}
+
+export class VirtioRxQueue implements RxQueue {
+  private readonly u16: Uint16Array;
+  private readonly u32: Uint32Array;
+  private readonly f64: Float64Array;
+  private readonly mb: Mbufs;
+  private readonly pool: Mempool;
+  private readonly sw: Uint32Array;
+  private readonly free: Uint16Array;
+  private readonly refill: Uint32Array;
+  private readonly mask: number;
+  private readonly heads: number;
+  private readonly st: number;
+
+  constructor(
+    private readonly heap: Heap,
+    readonly d: VirtioRxDesc,
+  ) {
+    this.u16 = heap.u16;
+    this.u32 = heap.u32;
+    this.f64 = heap.f64;
+    this.mb = new Mbufs(heap);
+    this.pool = Mempool.attach(heap, { offset: d.pool });
+    this.sw = new Uint32Array(heap.buffer, d.ring.sw, d.ring.num);
+    this.heads = Math.floor(d.ring.num / d.segsPerBuf);
+    this.free = new Uint16Array(heap.buffer, d.freeHeads, this.heads);
+    this.refill = heap.scratch('virtio rx refill', d.ring.num);
+    this.mask = d.ring.num - 1;
+    this.st = d.ring.state;
+  }
+
+  /** Control plane, before the ring is handed to the device: every head free, then posted. */
+  init(): void {
+    for (let j = 0; j < this.heads; j++) this.free[j] = j * this.d.segsPerBuf;
+    this.f64[this.st + G_NUM_FREE] = this.heads;
+    this.fill(1);
+  }
+
+  rxBurst(burst: Uint32Array, n: number): number {
+    const d = this.d;
+    const u16 = this.u16;
+    const u32 = this.u32;
+    const f = this.f64;
+    const st = this.st;
+    const used = d.ring.used;
+    let lastUsed = f[st + G_LAST_USED]!;
+    const ready = (Atomics.load(u16, (used + 2) >>> 1) - lastUsed) & 0xffff;
+    if (ready > this.heads) {
+      f[st + G_BAD_USED]++; // the device claims more than was posted: wait for it to make sense
+      return 0;
+    }
+    let got = 0;
+    let bytes = 0;
+    let i = 0;
+    while (i < ready && got < n) {
+      const e = (used + 4 + 8 * ((lastUsed + i) & this.mask)) >>> 2;
+      const id = u32[e]!;
+      const len = u32[e + 1]!;
+      const m = this.take(id);
+      if (m === 0) {
+        i++;
+        continue;
+      }
+      if (d.mrg) {
+        const nb = len >= NET_HDR_SIZE ? u16[(this.mb.mtod(m) - NET_HDR_SIZE + HDR_NUM_BUFFERS) >>> 1]! : 0;
+        if (nb > 1 && nb <= this.heads && i + nb > ready) {
+          this.untake(id, m); // the rest of the packet is not used yet: next burst
+          break;
+        }
+        const pkt = this.mergeable(m, len, nb, lastUsed + i + 1);
+        i += nb >= 1 && nb <= this.heads && i + nb <= ready ? nb : 1; // a wild num_buffers: only this entry is known
+        if (pkt === 0) continue;
+        burst[got++] = pkt;
+        bytes += u32[(pkt << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+      } else {
+        i++;
+        const pkt = this.chained(id, m, len);
+        if (pkt === 0) continue;
+        burst[got++] = pkt;
+        bytes += u32[(pkt << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+      }
+    }
+    lastUsed = (lastUsed + i) & 0xffff;
+    f[st + G_LAST_USED] = lastUsed;
+    if (f[st + G_NUM_FREE]! >= d.rxFreeThresh) this.fill(d.rxFreeThresh);
+    if (got > 0) {
+      f[d.stats + RXQ_PACKETS] += got;
+      f[d.stats + RXQ_BYTES] += bytes;
+    }
+    return got;
+  }
+
+  /** The mbuf posted at descriptor `id`, taken back from the ring, or 0 (counted) when the device names one it was not given. */
+  private take(id: number): number {
+    if (id >= this.heads * this.d.segsPerBuf || id % this.d.segsPerBuf !== 0 || this.sw[id] === 0) {
+      this.f64[this.st + G_BAD_USED]++;
+      return 0;
+    }
+    const m = this.sw[id]!;
+    this.sw[id] = 0;
+    this.free[this.f64[this.st + G_NUM_FREE]!] = id;
+    this.f64[this.st + G_NUM_FREE]++;
+    return m;
+  }
+
+  private untake(id: number, m: number): void {
+    this.f64[this.st + G_NUM_FREE]--;
+    this.sw[id] = m;
+  }
+
+  /** Builds a packet of `nb` used buffers (MRG_RXBUF); `next` is the used index of the second. @returns it, or 0 when dropped. */
+  private mergeable(m: number, len: number, nb: number, next: number): number {
+    const u16 = this.u16;
+    const u32 = this.u32;
+    const room = this.mb.tailroom(m);
+    if (nb === 0 || nb > this.heads || len < NET_HDR_SIZE || len > room + NET_HDR_SIZE) {
+      this.drop(m, nb >= 1 && nb <= this.heads ? nb - 1 : 0, next);
+      return 0;
+    }
+    let pktLen = len - NET_HDR_SIZE;
+    u16[(m << H_SHIFT) + H_DATA_LEN] = pktLen;
+    let tail = m;
+    for (let b = 1; b < nb; b++) {
+      const e = (this.d.ring.used + 4 + 8 * ((next + b - 1) & this.mask)) >>> 2;
+      const s = this.take(u32[e]!);
+      const slen = u32[e + 1]!;
+      if (s === 0 || slen > room + NET_HDR_SIZE) {
+        if (s !== 0) this.mb.free(s);
+        this.drop(m, nb - b - 1, next + b);
+        return 0;
+      }
+      // Only the first buffer holds a header: the others are data from the buffer's start.
+      u16[(s << H_SHIFT) + H_DATA_OFF] -= NET_HDR_SIZE;
+      u16[(s << H_SHIFT) + H_DATA_LEN] = slen;
+      u32[(tail << MBUF_WORD_SHIFT) + W_NEXT] = s;
+      tail = s;
+      pktLen += slen;
+    }
+    u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = pktLen;
+    u16[(m << H_SHIFT) + H_NB_SEGS] = nb;
+    u16[(m << H_SHIFT) + H_PORT] = this.d.port;
+    return m;
+  }
+
+  /** Frees a bad packet's first buffer and takes back the `more` buffers that follow it in the used ring. */
+  private drop(m: number, more: number, next: number): void {
+    this.mb.free(m);
+    for (let b = 0; b < more; b++) {
+      const s = this.take(this.u32[(this.d.ring.used + 4 + 8 * ((next + b) & this.mask)) >>> 2]!);
+      if (s !== 0) this.mb.free(s);
+    }
+    this.f64[this.d.stats + RXQ_ERRORS]++;
+  }
+
+  /** Without MRG_RXBUF: the used chain of segsPerBuf buffers at `id` becomes a packet. @returns it, or 0 when dropped. */
+  private chained(id: number, m: number, len: number): number {
+    const k = this.d.segsPerBuf;
+    const u16 = this.u16;
+    const u32 = this.u32;
+    const cap = this.mb.tailroom(m) + NET_HDR_SIZE; // every buffer of the chain is laid out alike
+    // The rest of the chain's mbufs, posted with the head.
+    for (let s = 1; s < k; s++) {
+      this.refill[s] = this.sw[id + s]!;
+      this.sw[id + s] = 0;
+    }
+    if (len <= NET_HDR_SIZE || len > k * cap) {
+      this.mb.free(m);
+      for (let s = 1; s < k; s++) this.mb.free(this.refill[s]!);
+      this.f64[this.d.stats + RXQ_ERRORS]++;
+      return 0;
+    }
+    let left = len;
+    let tail = m;
+    let nsegs = 1;
+    const first = left < cap ? left : cap;
+    u16[(m << H_SHIFT) + H_DATA_LEN] = first - NET_HDR_SIZE;
+    left -= first;
+    for (let s = 1; s < k; s++) {
+      const seg = this.refill[s]!;
+      if (left === 0) {
+        this.mb.free(seg);
+        continue;
+      }
+      const c = left < cap ? left : cap;
+      u16[(seg << H_SHIFT) + H_DATA_OFF] -= NET_HDR_SIZE;
+      u16[(seg << H_SHIFT) + H_DATA_LEN] = c;
+      u32[(tail << MBUF_WORD_SHIFT) + W_NEXT] = seg;
+      tail = seg;
+      nsegs++;
+      left -= c;
+    }
+    u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = len - NET_HDR_SIZE;
+    u16[(m << H_SHIFT) + H_NB_SEGS] = nsegs;
+    u16[(m << H_SHIFT) + H_PORT] = this.d.port;
+    return m;
+  }
+
+  /** Posts fresh mbufs on every free head, in one allocBulk, once at least `min` heads are free. */
+  private fill(min: number): void {
+    const f = this.f64;
+    const st = this.st;
+    const k = this.d.segsPerBuf;
+    let nfree = f[st + G_NUM_FREE]!;
+    if (nfree < min || nfree === 0) return;
+    if (this.pool.allocBulk(this.refill, nfree * k) === 0) {
+      f[this.d.stats + RXQ_NOMBUF] += nfree * k;
+      return;
+    }
+    const heap = this.heap;
+    const table = this.d.ring.desc;
+    const availRing = (this.d.ring.avail + 4) >>> 1;
+    const old = f[st + G_AVAIL_IDX]!;
+    let idx = old;
+    let r = 0;
+    while (nfree > 0) {
+      const head = this.free[--nfree]!;
+      for (let s = 0; s < k; s++) {
+        const m = this.refill[r++]!;
+        this.sw[head + s] = m;
+        const flags = VRING_DESC_F_WRITE | (s < k - 1 ? VRING_DESC_F_NEXT : 0);
+        writeDesc(heap, table, head + s, this.mb.mtod(m) - NET_HDR_SIZE, this.mb.tailroom(m) + NET_HDR_SIZE, flags, head + s + 1);
+      }
+      this.u16[availRing + (idx & this.mask)] = head;
+      idx = (idx + 1) & 0xffff;
+    }
+    f[st + G_NUM_FREE] = 0;
+    publishAvail(heap, this.d, idx, old);
+  }
+
+  /** Returns every posted mbuf to its pool (the device has stopped). */
+  releaseAll(): void {
+    for (let i = 0; i < this.d.ring.num; i++) {
+      if (this.sw[i] !== 0) this.mb.free(this.sw[i]!);
+      this.sw[i] = 0;
+    }
+    this.f64[this.st + G_NUM_FREE] = 0;
+  }
+
+  descriptor(): VirtioRxDesc {
+    return this.d;
+  }
+}
+
+export class VirtioTxQueue implements TxQueue {
+  private readonly u16: Uint16Array;
+  private readonly u32: Uint32Array;
+  private readonly f64: Float64Array;
+  private readonly mb: Mbufs;
+  private readonly sw: Uint32Array;
+  private readonly nextFree: Uint16Array;
+  private readonly ndesc: Uint16Array;
+  private readonly stage: Uint32Array;
+  private readonly reclaim: TxReclaim;
+  private readonly mask: number;
+  private readonly st: number;
+
+  constructor(
+    private readonly heap: Heap,
+    readonly d: VirtioTxDesc,
+  ) {
+    this.u16 = heap.u16;
+    this.u32 = heap.u32;
+    this.f64 = heap.f64;
+    this.mb = new Mbufs(heap);
+    const num = d.ring.num;
+    this.sw = new Uint32Array(heap.buffer, d.ring.sw, num);
+    this.nextFree = new Uint16Array(heap.buffer, d.nextFree, num);
+    this.ndesc = new Uint16Array(heap.buffer, d.ndesc, num);
+    this.stage = heap.scratch('virtio tx reclaim', num);
+    this.reclaim = new TxReclaim(heap, d.txFreeMode, false);
+    this.mask = num - 1;
+    this.st = d.ring.state;
+  }
+
+  /** Control plane: every descriptor on the free list. */
+  init(): void {
+    const num = this.d.ring.num;
+    for (let i = 0; i < num; i++) this.nextFree[i] = i + 1;
+    this.f64[this.st + G_FREE_HEAD] = 0;
+    this.f64[this.st + G_NUM_FREE] = num;
+  }
+
+  txBurst(burst: Uint32Array, n: number): number {
+    const d = this.d;
+    const u16 = this.u16;
+    const u32 = this.u32;
+    const f = this.f64;
+    const st = this.st;
+    const mb = this.mb;
+    if (f[st + G_NUM_FREE]! < d.txFreeThresh) this.cleanup();
+    const availRing = (d.ring.avail + 4) >>> 1;
+    const old = f[st + G_AVAIL_IDX]!;
+    let idx = old;
+    let sent = 0;
+    let bytes = 0;
+    for (; sent < n; sent++) {
+      const m = burst[sent]!;
+      const segs = u16[(m << H_SHIFT) + H_NB_SEGS]!;
+      const canPush = u16[(m << H_SHIFT) + H_REFCNT] === 1 && mb.isDirect(m) && mb.headroom(m) >= NET_HDR_SIZE;
+      const bufs = segs + (canPush ? 0 : 1);
+      const ind = d.indirect && bufs > 1 && bufs <= IND_MAX;
+      const need = ind ? 1 : bufs;
+      if (f[st + G_NUM_FREE]! < need) {
+        this.cleanup();
+        if (f[st + G_NUM_FREE]! < need) break;
+      }
+      const head = f[st + G_FREE_HEAD]!;
+      // Pop `need` descriptors: the free list's links become the chain's.
+      let last = head;
+      for (let i = 1; i < need; i++) last = this.nextFree[last]!;
+      f[st + G_FREE_HEAD] = this.nextFree[last]!;
+      f[st + G_NUM_FREE] -= need;
+      this.writeChain(m, head, canPush, ind, bufs);
+      this.sw[head] = m;
+      this.ndesc[head] = need;
+      u16[availRing + (idx & this.mask)] = head;
+      idx = (idx + 1) & 0xffff;
+      bytes += u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+    }
+    if (sent > 0) {
+      publishAvail(this.heap, d, idx, old);
+      f[d.stats + TXQ_PACKETS] += sent;
+      f[d.stats + TXQ_BYTES] += bytes;
+    }
+    return sent;
+  }
+
+  /** The header (in the headroom, or the head's slot) then each segment, in the ring or in the head's indirect table. */
+  private writeChain(m: number, head: number, canPush: boolean, ind: boolean, bufs: number): void {
+    const heap = this.heap;
+    const mb = this.mb;
+    const u16 = this.u16;
+    const u32 = this.u32;
+    const view = heap.view;
+    let table = this.d.ring.desc;
+    let slot = head;
+    if (ind) {
+      table = this.d.indArea + head * IND_MAX * DESC_SIZE;
+      writeDesc(heap, this.d.ring.desc, head, table, bufs * DESC_SIZE, VRING_DESC_F_INDIRECT, 0);
+      slot = 0;
+    }
+    let b = 0;
+    if (!canPush) {
+      const h = this.d.hdrArea + head * 16;
+      u32[h >>> 2] = 0;
+      u32[(h >>> 2) + 1] = 0;
+      u32[(h >>> 2) + 2] = 0;
+      const next = ind ? slot + 1 : this.nextFree[slot]!;
+      writeDesc(heap, table, slot, h, NET_HDR_SIZE, b + 1 < bufs ? VRING_DESC_F_NEXT : 0, next);
+      slot = next;
+      b++;
+    }
+    for (let s = m; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
+      let addr = mb.mtod(s);
+      let len = u16[(s << H_SHIFT) + H_DATA_LEN]!;
+      if (canPush && s === m) {
+        addr -= NET_HDR_SIZE;
+        len += NET_HDR_SIZE;
+        // Data may start at any offset: byte-order-explicit stores at any alignment.
+        view.setUint32(addr, 0, true);
+        view.setUint32(addr + 4, 0, true);
+        view.setUint32(addr + 8, 0, true);
+      }
+      const next = ind ? slot + 1 : this.nextFree[slot]!;
+      writeDesc(heap, table, slot, addr, len, b + 1 < bufs ? VRING_DESC_F_NEXT : 0, next);
+      slot = next;
+      b++;
+    }
+  }
+
+  /** Takes back completed chains: descriptors to the free list, mbufs freed in one batch (TxReclaim). */
+  private cleanup(): void {
+    const d = this.d;
+    const u32 = this.u32;
+    const f = this.f64;
+    const st = this.st;
+    const used = d.ring.used;
+    const lastUsed = f[st + G_LAST_USED]!;
+    const ready = (Atomics.load(this.u16, (used + 2) >>> 1) - lastUsed) & 0xffff;
+    if (ready === 0) return;
+    if (ready > d.ring.num) {
+      f[st + G_BAD_USED]++;
+      return;
+    }
+    let k = 0;
+    let freeHead = f[st + G_FREE_HEAD]!;
+    let numFree = f[st + G_NUM_FREE]!;
+    for (let i = 0; i < ready; i++) {
+      const id = u32[(used + 4 + 8 * ((lastUsed + i) & this.mask)) >>> 2]!;
+      if (id >= d.ring.num || this.sw[id] === 0) {
+        f[st + G_BAD_USED]++;
+        continue;
+      }
+      this.stage[k++] = this.sw[id]!;
+      this.sw[id] = 0;
+      const nd = this.ndesc[id]!;
+      let last = id;
+      for (let j = 1; j < nd; j++) last = this.nextFree[last]!;
+      this.nextFree[last] = freeHead;
+      freeHead = id;
+      numFree += nd;
+    }
+    f[st + G_FREE_HEAD] = freeHead;
+    f[st + G_NUM_FREE] = numFree;
+    f[st + G_LAST_USED] = (lastUsed + ready) & 0xffff;
+    this.reclaim.packets(this.stage, 0, k);
+  }
+
+  /** Frees every packet still on the ring (the device has stopped). */
+  releaseAll(): void {
+    for (let i = 0; i < this.d.ring.num; i++) {
+      if (this.sw[i] !== 0) this.mb.free(this.sw[i]!);
+      this.sw[i] = 0;
+    }
+  }
+
+  descriptor(): VirtioTxDesc {
+    return this.d;
+  }
+}

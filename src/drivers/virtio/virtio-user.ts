@@ -1,0 +1,254 @@
+/**
+ * virtio_user: a virtio-net device driven from user space through a
+ * vhost-user backend (DPDK's net_virtio_user), the guest side of the link.
+ * `--vdev virtio_user0,path=/tmp/vh.sock` connects to the net_vhost port
+ * listening on that path (in process for now; the unix socket comes with the
+ * interop work and only replaces the channel).
+ *
+ * Devargs (DPDK's): path, queues, queue_size, mrg_rxbuf=0|1, mac. dpkit
+ * adds: indirect=0|1 and event_idx=0|1 (offer the ring features, default 1),
+ * mtu (largest frame received without MRG_RXBUF, default 1500: rx buffers
+ * are chained to hold it), tx_free_mode=single|bulk64|bulkall (seed 002).
+ */
+import { ArgError } from '../../errors.js';
+import { boolArg, intArg } from '../../ethdev/devargs.js';
+import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, RxQueueConf, TxQueue, TxQueueConf } from '../../ethdev/driver.js';
+import { parseTxFreeMode, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
+import type { Heap } from '../../mem/heap.js';
+import { Mbufs } from '../../mem/mbuf.js';
+import type { Mempool } from '../../mem/mempool.js';
+import { connect } from '../../vhost/in-process.js';
+import { NO_NOTIFIER, Req, type Channel } from '../../vhost/protocol.js';
+import { VRING_MAX_SIZE } from '../../virtio/vring.js';
+import { Feature, NET_HDR_SIZE, SUPPORTED_FEATURES, VRING_AVAIL_F_NO_INTERRUPT, bit, has, rxVring, txVring, type Features } from '../../virtio/virtio-net.js';
+import { parseMac } from '../../net/ether.js';
+import { vdevMac } from '../mac.js';
+import { G_BAD_USED, G_KICKS, GPA_BASE, reserveGuestRing, type GuestRingLayout } from './guest-ring.js';
+import { IND_MAX, VirtioRxQueue, VirtioTxQueue, type VirtioRxDesc, type VirtioTxDesc } from './virtio-rxtx.js';
+
+const DEFAULT_QUEUE_SIZE = 256;
+
+function macArg(dev: string, text: string): Uint8Array {
+  try {
+    return parseMac(text);
+  } catch (e) {
+    throw new ArgError(`${dev}: mac=${text}: ${(e as Error).message}`);
+  }
+}
+const ETHER_OVERHEAD = 18; // Ethernet header and CRC around the MTU
+
+class VirtioUserDriver implements EthDriver {
+  private readonly path: string;
+  private readonly queues: number;
+  private readonly queueSize: number;
+  private readonly wanted: Features;
+  private readonly mtu: number;
+  private readonly txFreeMode: TxFreeMode;
+  private readonly mac: Uint8Array;
+  private channel: Channel | null = null;
+  private features: Features = 0n;
+  private rxq: VirtioRxQueue[] = [];
+  private txq: VirtioTxQueue[] = [];
+  private started = false;
+  /** Where each vring stopped (GET_VRING_BASE), to resume there on the next start. */
+  private readonly bases = new Map<number, number>();
+  /** The kick counter the device may be woken through (one per port: dpkit's backend polls). */
+  private readonly kick: number;
+
+  constructor(private readonly ctx: DriverContext) {
+    const { name, args } = ctx;
+    const path = args.get('path');
+    if (!path) throw new ArgError(`${name}: path=SOCKET is required (the vhost-user socket of the backend)`);
+    this.path = path;
+    this.queues = intArg(name, args, 'queues', 1, 1, 128);
+    this.queueSize = intArg(name, args, 'queue_size', DEFAULT_QUEUE_SIZE, 1, VRING_MAX_SIZE);
+    if ((this.queueSize & (this.queueSize - 1)) !== 0) throw new ArgError(`${name}: queue_size=${this.queueSize}: must be a power of two`);
+    let wanted = SUPPORTED_FEATURES;
+    if (args.has('mrg_rxbuf') && !boolArg(name, args, 'mrg_rxbuf')) wanted &= ~bit(Feature.NET_F_MRG_RXBUF);
+    if (args.has('indirect') && !boolArg(name, args, 'indirect')) wanted &= ~bit(Feature.RING_F_INDIRECT_DESC);
+    if (args.has('event_idx') && !boolArg(name, args, 'event_idx')) wanted &= ~bit(Feature.RING_F_EVENT_IDX);
+    this.wanted = wanted;
+    this.mtu = intArg(name, args, 'mtu', 1500, 68, 65535 - ETHER_OVERHEAD - NET_HDR_SIZE);
+    this.txFreeMode = parseTxFreeMode(name, args.get('tx_free_mode'));
+    const mac = args.get('mac');
+    this.mac = mac === undefined ? vdevMac(name) : macArg(name, mac);
+    this.kick = ctx.heap.reserve(64, 64, 'virtio kick');
+  }
+
+  info(): DevInfo {
+    const lim = { min: 1, max: VRING_MAX_SIZE, align: 1 };
+    return { driverName: 'net_virtio_user', maxRxQueues: this.queues, maxTxQueues: this.queues, rxDescLim: lim, txDescLim: lim, defaultRxDesc: this.queueSize, defaultTxDesc: this.queueSize };
+  }
+
+  macAddr(): Uint8Array {
+    return this.mac;
+  }
+
+  /** Connects and negotiates features (virtio_user_dev_init): rings are laid out for what was agreed. */
+  configure(nbRxq: number, nbTxq: number): void {
+    if (nbRxq > this.queues || nbTxq > this.queues) throw new ArgError(`${this.ctx.name}: ${Math.max(nbRxq, nbTxq)} queues asked, the device has queues=${this.queues}`);
+    if (this.channel === null) {
+      const ch = connect(this.ctx.heap, this.path);
+      if (ch === null) throw new ArgError(`${this.ctx.name}: path=${this.path}: no vhost-user backend listens there (create --vdev net_vhost0,iface=${this.path} first)`);
+      this.channel = ch;
+      const offered = ch.request({ req: Req.GET_FEATURES }) as Features;
+      ch.request({ req: Req.SET_OWNER });
+      if (!has(offered, Feature.F_VERSION_1)) throw new ArgError(`${this.ctx.name}: the backend does not offer VIRTIO_F_VERSION_1`);
+      this.features = offered & this.wanted;
+      ch.request({ req: Req.SET_FEATURES, features: this.features });
+      if (has(this.features, Feature.F_PROTOCOL_FEATURES)) {
+        const pf = ch.request({ req: Req.GET_PROTOCOL_FEATURES }) as Features;
+        ch.request({ req: Req.SET_PROTOCOL_FEATURES, features: pf & 1n });
+      }
+    }
+    this.rxq = [];
+    this.txq = [];
+  }
+
+  get negotiated(): Features {
+    return this.features;
+  }
+
+  private ring(nbDesc: number, what: string): GuestRingLayout {
+    const num = nbDesc || this.queueSize;
+    if (num < 1 || num > VRING_MAX_SIZE || (num & (num - 1)) !== 0) throw new ArgError(`${this.ctx.name}: ${what}: ${num} descriptors: must be a power of two in [1, ${VRING_MAX_SIZE}]`);
+    return reserveGuestRing(this.ctx.heap, num);
+  }
+
+  rxQueueSetup(q: number, nbDesc: number, pool: Mempool, conf: RxQueueConf, stats: number): RxQueue {
+    const heap = this.ctx.heap;
+    const ring = this.ring(nbDesc, `rx queue ${q}`);
+    const mrg = has(this.features, Feature.NET_F_MRG_RXBUF);
+    // Without mergeable buffers every posted chain must hold a whole frame (Linux's "big packets").
+    const bufCap = new Mbufs(heap).tailroom(this.probe(pool)) + NET_HDR_SIZE;
+    const segsPerBuf = mrg ? 1 : Math.ceil((this.mtu + ETHER_OVERHEAD + NET_HDR_SIZE) / bufCap);
+    const heads = Math.floor(ring.num / segsPerBuf);
+    if (heads === 0) throw new ArgError(`${this.ctx.name}: rx queue ${q}: mtu=${this.mtu} needs chains of ${segsPerBuf} buffers, more than the ring's ${ring.num} descriptors`);
+    const rxFreeThresh = conf.rxFreeThresh || Math.min(32, heads);
+    if (rxFreeThresh > heads) throw new ArgError(`${this.ctx.name}: rx queue ${q}: rx_free_thresh ${rxFreeThresh} above the ring's ${heads} buffers`);
+    const d: VirtioRxDesc = {
+      driver: 'virtio_user',
+      kind: 'rx',
+      ring,
+      port: this.ctx.portId,
+      stats,
+      eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
+      kick: this.kick,
+      pool: pool.offset,
+      mrg,
+      segsPerBuf,
+      rxFreeThresh,
+      freeHeads: heap.reserve(2 * heads, 64, 'virtio rx free heads'),
+    };
+    const rxq = new VirtioRxQueue(heap, d);
+    this.rxq[q] = rxq;
+    return rxq;
+  }
+
+  /** One mbuf of the pool, to learn its room (the pool's data room is what a posted buffer holds). */
+  private probe(pool: Mempool): number {
+    const h = pool.alloc();
+    if (h === 0) throw new ArgError(`${this.ctx.name}: rx pool ${pool.name} is empty`);
+    new Mbufs(this.ctx.heap).free(h);
+    return h;
+  }
+
+  txQueueSetup(q: number, nbDesc: number, conf: TxQueueConf, stats: number): TxQueue {
+    const heap = this.ctx.heap;
+    const ring = this.ring(nbDesc, `tx queue ${q}`);
+    const txFreeThresh = conf.txFreeThresh || Math.min(32, ring.num >> 2);
+    if (txFreeThresh >= ring.num) throw new ArgError(`${this.ctx.name}: tx queue ${q}: tx_free_thresh ${txFreeThresh} must be below the ring's ${ring.num} descriptors`);
+    const indirect = has(this.features, Feature.RING_F_INDIRECT_DESC);
+    const d: VirtioTxDesc = {
+      driver: 'virtio_user',
+      kind: 'tx',
+      ring,
+      port: this.ctx.portId,
+      stats,
+      eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
+      kick: this.kick,
+      indirect,
+      txFreeThresh,
+      txFreeMode: this.txFreeMode,
+      nextFree: heap.reserve(2 * ring.num, 64, 'virtio tx free list'),
+      ndesc: heap.reserve(2 * ring.num, 64, 'virtio tx chain lengths'),
+      hdrArea: heap.reserve(16 * ring.num, 64, 'virtio tx headers'),
+      indArea: indirect ? heap.reserve(IND_MAX * 16 * ring.num, 64, 'virtio tx indirect tables') : 0,
+    };
+    const txq = new VirtioTxQueue(heap, d);
+    this.txq[q] = txq;
+    return txq;
+  }
+
+  /** Hands every ring to the device (the vhost-user ring setup), rx rings filled first. */
+  start(): void {
+    const ch = this.channel;
+    if (ch === null) throw new ArgError(`${this.ctx.name}: start before configure`);
+    const heap = this.ctx.heap;
+    ch.request({ req: Req.SET_MEM_TABLE, regions: [{ gpa: GPA_BASE, size: heap.size, userAddr: GPA_BASE, heapOffset: 0 }] });
+    const setup = (index: number, ring: GuestRingLayout): void => {
+      ch.request({ req: Req.SET_VRING_NUM, index, num: ring.num });
+      ch.request({ req: Req.SET_VRING_BASE, index, num: this.bases.get(index) ?? 0 });
+      ch.request({ req: Req.SET_VRING_ADDR, index, desc: GPA_BASE + ring.desc, avail: GPA_BASE + ring.avail, used: GPA_BASE + ring.used });
+      ch.request({ req: Req.SET_VRING_KICK, index, notifier: this.kick });
+      // dpkit's lcores poll: no calls wanted (the flag for devices without EVENT_IDX).
+      ch.request({ req: Req.SET_VRING_CALL, index, notifier: NO_NOTIFIER });
+      Atomics.store(heap.u16, ring.avail >>> 1, VRING_AVAIL_F_NO_INTERRUPT);
+      ch.request({ req: Req.SET_VRING_ENABLE, index, enable: true });
+    };
+    const fresh = this.bases.size === 0;
+    // Rings first, then the buffers: the device is listening when the rx rings fill.
+    this.rxq.forEach((rxq, q) => setup(rxVring(q), rxq.d.ring));
+    if (fresh) this.rxq.forEach((rxq) => rxq.init());
+    this.txq.forEach((txq, q) => {
+      if (fresh) txq.init();
+      setup(txVring(q), txq.d.ring);
+    });
+    this.started = true;
+  }
+
+  /** Stops the device's use of every ring (GET_VRING_BASE); posted buffers stay posted for a restart. */
+  stop(): void {
+    if (!this.started || this.channel === null) return;
+    const ch = this.channel;
+    this.rxq.forEach((_, q) => this.bases.set(rxVring(q), ch.request({ req: Req.GET_VRING_BASE, index: rxVring(q) }) as number));
+    this.txq.forEach((_, q) => this.bases.set(txVring(q), ch.request({ req: Req.GET_VRING_BASE, index: txVring(q) }) as number));
+    this.started = false;
+  }
+
+  close(): void {
+    this.stop();
+    for (const q of this.rxq) q?.releaseAll();
+    for (const q of this.txq) q?.releaseAll();
+    this.channel?.close();
+    this.channel = null;
+  }
+
+  linkUp(): boolean {
+    return this.started && this.channel !== null;
+  }
+
+  linkSpeed(): number {
+    return 10_000;
+  }
+
+  xstats(): Record<string, number> {
+    const f = this.ctx.heap.f64;
+    let kicks = 0;
+    let badUsed = 0;
+    for (const q of [...this.rxq, ...this.txq]) {
+      if (!q) continue;
+      kicks += f[q.d.ring.state + G_KICKS]!;
+      badUsed += f[q.d.ring.state + G_BAD_USED]!;
+    }
+    return { virtio_kicks: kicks, virtio_bad_used: badUsed };
+  }
+}
+
+export const virtioUser: DriverSpec = {
+  name: 'virtio_user',
+  keys: ['path', 'queues', 'queue_size', 'mrg_rxbuf', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode'],
+  create: (ctx) => new VirtioUserDriver(ctx),
+  openRxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioRxQueue(heap, d as VirtioRxDesc),
+  openTxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioTxQueue(heap, d as VirtioTxDesc),
+};

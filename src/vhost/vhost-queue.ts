@@ -1,0 +1,393 @@
+/**
+ * The vhost data path (rte_vhost_enqueue_burst / rte_vhost_dequeue_burst)
+ * over one split vring, opened by the lcore that polls it.
+ *
+ * enqueue (host -> guest rx ring): each packet, chains included, is copied
+ * behind a virtio-net header into the guest's buffers, across several avail
+ * entries when MRG_RXBUF is negotiated; dequeue (guest tx ring -> host):
+ * each guest chain, indirect tables included, is copied into host mbufs and
+ * its header stripped. Per burst, not per packet: the avail index is read
+ * once (seed 003: the avail ring's index shares a cache line the guest keeps
+ * writing), the copies run in one wasm call, and the used index is published
+ * once, after the bytes.
+ *
+ * The guest is not trusted. Every chain is walked by Vring.walk (addresses
+ * inside the memory table, loops bounded, indirect tables checked); a bad
+ * chain is returned to the guest with length 0 and counted, a packet that
+ * does not fit a guest's (non-mergeable) buffer is dropped and counted, and
+ * an avail index more than a ring ahead stops the queue until the guest
+ * fixes it. Nothing a guest writes can make the host throw, loop or touch
+ * memory outside the guest's regions.
+ */
+import type { Heap } from '../mem/heap.js';
+import { Mbufs } from '../mem/mbuf.js';
+import { H_DATA_LEN, H_NB_SEGS, H_PORT, MBUF_SHIFT, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../mem/mbuf-layout.js';
+import type { Mempool } from '../mem/mempool.js';
+import { GuestMemory } from '../virtio/guest-memory.js';
+import { Chain, Vring } from '../virtio/vring.js';
+import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_AVAIL_F_NO_INTERRUPT, needEvent } from '../virtio/virtio-net.js';
+import { CopyList } from './copy-list.js';
+import * as S from './vring-state.js';
+
+/** Buffers one chain (or one packet's mergeable buffers) may use: DPDK's BUF_VECTOR_MAX. */
+export const BUF_VECTOR_MAX = 256;
+/** Largest packet taken from a guest: a 64 KiB TSO frame (dpkit negotiates no GSO, so 9 KiB jumbo in practice). */
+export const MAX_PKT_LEN = 65535;
+
+const H_SHIFT = MBUF_SHIFT - 1;
+
+/** What a lcore needs to open a vring's data path. */
+export interface VhostQueueDesc {
+  /** Heap byte offset of the device's guest memory table. */
+  memTable: number;
+  /** f64 slot of this vring's state block. */
+  state: number;
+  /** Port id stamped into received mbufs. */
+  port: number;
+}
+
+export class VhostQueue {
+  private readonly u16: Uint16Array;
+  private readonly u32: Uint32Array;
+  private readonly i32: Int32Array;
+  private readonly f64: Float64Array;
+  private readonly mem: GuestMemory;
+  private readonly mb: Mbufs;
+  private readonly copies: CopyList;
+  private readonly chain = new Chain(BUF_VECTOR_MAX);
+  /** Mergeable rx: the buffers gathered for one packet, and the avail entry each belongs to. */
+  private readonly gOff = new Uint32Array(BUF_VECTOR_MAX);
+  private readonly gLen = new Uint32Array(BUF_VECTOR_MAX);
+  private readonly gHead = new Uint16Array(BUF_VECTOR_MAX);
+  /** Avail entries taken for one packet: head id, bytes written (-1: a bad chain). */
+  private readonly heads = new Uint16Array(BUF_VECTOR_MAX);
+  private readonly written = new Int32Array(BUF_VECTOR_MAX);
+  private readonly extra: Uint32Array;
+  private readonly st: number;
+
+  private gen = -1;
+  /** The avail_event last written (EVENT_IDX): one behind what we took, so the guest does not kick a polling host. */
+  private availEvent = 0;
+  private ring: Vring | null = null;
+  private num = 0;
+  private mask = 0;
+  private flags = 0;
+  private lastAvail = 0;
+  private lastUsed = 0;
+  private call = -1;
+
+  constructor(
+    readonly heap: Heap,
+    readonly d: VhostQueueDesc,
+  ) {
+    this.u16 = heap.u16;
+    this.u32 = heap.u32;
+    this.i32 = heap.i32;
+    this.f64 = heap.f64;
+    this.mem = new GuestMemory(heap, d.memTable);
+    this.mb = new Mbufs(heap);
+    this.copies = new CopyList(heap);
+    this.extra = heap.scratch('vhost extra segments', BUF_VECTOR_MAX);
+    this.st = d.state;
+  }
+
+  /** Follows the control plane: re-reads the ring when its generation moved. @returns whether the ring is usable. */
+  private sync(): boolean {
+    const f = this.f64;
+    const gen = f[this.st + S.S_GEN]!;
+    if (gen !== this.gen) {
+      this.gen = gen;
+      this.ring = null;
+      if (f[this.st + S.S_READY] === 1) {
+        const r = Vring.open(this.mem, f[this.st + S.S_NUM]!, f[this.st + S.S_DESC]!, f[this.st + S.S_AVAIL]!, f[this.st + S.S_USED]!);
+        if (typeof r !== 'string') {
+          this.ring = r;
+          this.num = r.num;
+          this.mask = r.num - 1;
+          this.flags = f[this.st + S.S_FLAGS]!;
+          this.lastAvail = f[this.st + S.S_LAST_AVAIL]!;
+          this.lastUsed = f[this.st + S.S_LAST_USED]!;
+          this.call = f[this.st + S.S_CALL]!;
+          this.suppressKicks();
+        }
+      }
+    }
+    return this.ring !== null;
+  }
+
+  /** Entries the guest has made available beyond ours, or -1 when its index is more than a ring ahead. */
+  private availCount(): number {
+    const ring = this.ring!;
+    this.f64[this.st + S.S_AVAIL_READS]++;
+    const count = (Atomics.load(this.u16, (ring.avail + 2) >>> 1) - this.lastAvail) & 0xffff;
+    return count > this.num ? -1 : count;
+  }
+
+  /**
+   * Copies `mbufs[0..n)` into the guest's rx ring (rte_vhost_enqueue_burst).
+   * @returns how many were taken (delivered, or dropped and counted because
+   * they fit no guest buffer); the caller still owns and frees them all.
+   */
+  enqueueBurst(mbufs: Uint32Array, n: number): number {
+    if (n === 0 || !this.sync()) return 0;
+    const ring = this.ring!;
+    const u16 = this.u16;
+    const u32 = this.u32;
+    const f = this.f64;
+    const perPacket = (this.flags & S.F_AVAIL_PER_PACKET) !== 0;
+    const mrg = (this.flags & S.F_MRG_RXBUF) !== 0;
+    let avail = this.availCount();
+    if (avail < 0) {
+      f[this.st + S.S_BAD_CHAINS]++;
+      return 0;
+    }
+    const availRing = (ring.avail + 4) >>> 1;
+    const oldUsed = this.lastUsed;
+    let lastAvail = this.lastAvail;
+    let usedIdx = oldUsed;
+    let spent = 0; // avail entries taken by the packets before this one
+    let sent = 0;
+    for (; sent < n; sent++) {
+      const m = mbufs[sent]!;
+      const need = NET_HDR_SIZE + u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+      // Take avail entries until the packet fits (one entry without MRG_RXBUF).
+      let taken = 0;
+      let k = 0;
+      let g = 0;
+      let cap = 0;
+      let good = 0;
+      let short = false;
+      for (;;) {
+        if (spent + taken === avail) {
+          if (perPacket) avail = this.availCount();
+          if (spent + taken >= avail) {
+            short = true;
+            break;
+          }
+        }
+        const head = u16[availRing + ((lastAvail + taken) & this.mask)]!;
+        taken++;
+        const nb = ring.walk(head, this.chain);
+        let ok = nb > 0 && g + nb <= BUF_VECTOR_MAX && k < BUF_VECTOR_MAX;
+        if (ok) for (let b = 0; b < nb; b++) if (this.chain.writable[b] === 0) ok = false; // rx buffers are device-writable
+        if (k === BUF_VECTOR_MAX) {
+          short = true; // more bad entries than one packet may skip: retry next burst
+          break;
+        }
+        this.heads[k] = head;
+        if (!ok) {
+          this.written[k++] = -1;
+          continue;
+        }
+        this.written[k] = 0;
+        for (let b = 0; b < nb; b++, g++) {
+          this.gOff[g] = this.chain.offset[b]!;
+          this.gLen[g] = this.chain.length[b]!;
+          this.gHead[g] = k;
+          cap += this.chain.length[b]!;
+        }
+        k++;
+        good++;
+        if (!mrg || cap >= need) break;
+      }
+      if (short) break; // the packet waits for buffers; nothing of it was taken
+      spent += taken;
+      lastAvail = (lastAvail + taken) & 0xffff;
+      if (cap >= need) this.scatterPacket(m, mrg ? good : 1);
+      else f[this.st + S.S_DROPS]++; // a guest buffer too small for the packet (no MRG_RXBUF)
+      for (let i = 0; i < k; i++) {
+        const e = (ring.used + 4 + 8 * (usedIdx & this.mask)) >>> 2;
+        u32[e] = this.heads[i]!;
+        u32[e + 1] = this.written[i]! < 0 ? 0 : this.written[i]!;
+        usedIdx = (usedIdx + 1) & 0xffff;
+      }
+      f[this.st + S.S_BAD_CHAINS] += k - good;
+    }
+    if (usedIdx !== oldUsed) this.publish(usedIdx, oldUsed, lastAvail);
+    else this.lastAvail = lastAvail;
+    return sent;
+  }
+
+  /** Copies header and packet into the gathered buffers, noting the bytes each avail entry got. */
+  private scatterPacket(m: number, numBuffers: number): void {
+    const hs = this.copies.slot();
+    const u32 = this.u32;
+    u32[hs >>> 2] = 0;
+    u32[(hs >>> 2) + 1] = 0;
+    u32[(hs >>> 2) + 2] = 0;
+    this.u16[(hs + HDR_NUM_BUFFERS) >>> 1] = numBuffers;
+    this.gi = 0;
+    this.gpos = 0;
+    this.scatter(hs, NET_HDR_SIZE);
+    const mb = this.mb;
+    for (let s = m; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) this.scatter(mb.mtod(s), this.u16[(s << H_SHIFT) + H_DATA_LEN]!);
+  }
+
+  private gi = 0;
+  private gpos = 0;
+
+  private scatter(src: number, len: number): void {
+    while (len > 0) {
+      const room = this.gLen[this.gi]! - this.gpos;
+      if (room === 0) {
+        this.gi++;
+        this.gpos = 0;
+        continue;
+      }
+      const c = room < len ? room : len;
+      this.copies.add(this.gOff[this.gi]! + this.gpos, src, c);
+      this.written[this.gHead[this.gi]!]! += c;
+      this.gpos += c;
+      src += c;
+      len -= c;
+    }
+  }
+
+  /**
+   * Copies guest tx chains into mbufs of `pool` (rte_vhost_dequeue_burst).
+   * @returns how many packets were placed in `mbufs[0..)`.
+   */
+  dequeueBurst(pool: Mempool, mbufs: Uint32Array, n: number): number {
+    if (n === 0 || !this.sync()) return 0;
+    const ring = this.ring!;
+    const u16 = this.u16;
+    const f = this.f64;
+    const avail = this.availCount();
+    if (avail <= 0) {
+      if (avail < 0) f[this.st + S.S_BAD_CHAINS]++;
+      return 0;
+    }
+    const count = avail < n ? avail : n;
+    if (pool.allocBulk(mbufs, count) !== count) {
+      f[this.st + S.S_NOMBUF]++;
+      return 0;
+    }
+    const availRing = (ring.avail + 4) >>> 1;
+    const oldUsed = this.lastUsed;
+    let lastAvail = this.lastAvail;
+    let usedIdx = oldUsed;
+    let got = 0;
+    const chain = this.chain;
+    const mb = this.mb;
+    const segRoom = mb.tailroom(mbufs[0]!);
+    for (let t = 0; t < count; t++) {
+      const head = u16[availRing + (lastAvail & this.mask)]!;
+      const nb = ring.walk(head, chain);
+      let total = 0;
+      let ok = nb > 0;
+      for (let b = 0; ok && b < nb; b++) {
+        if (chain.writable[b] !== 0) ok = false; // tx buffers are device-readable
+        total += chain.length[b]!;
+      }
+      const len = total - NET_HDR_SIZE;
+      if (!ok || len <= 0 || len > MAX_PKT_LEN) {
+        this.usedEntry(ring, usedIdx, head);
+        usedIdx = (usedIdx + 1) & 0xffff;
+        lastAvail = (lastAvail + 1) & 0xffff;
+        f[this.st + S.S_BAD_CHAINS]++;
+        continue;
+      }
+      const m = mbufs[got]!;
+      const nsegs = len <= segRoom ? 1 : 1 + Math.ceil((len - segRoom) / segRoom);
+      if (nsegs > 1 && (nsegs - 1 > BUF_VECTOR_MAX || pool.allocBulk(this.extra, nsegs - 1) !== nsegs - 1)) {
+        f[this.st + S.S_NOMBUF]++;
+        break; // the chain stays available; it is taken when mbufs are back
+      }
+      this.gatherPacket(m, nsegs, len, segRoom);
+      this.usedEntry(ring, usedIdx, head);
+      usedIdx = (usedIdx + 1) & 0xffff;
+      lastAvail = (lastAvail + 1) & 0xffff;
+      got++;
+    }
+    if (got < count) mb.freeBulk(mbufs, count - got, got);
+    if (usedIdx !== oldUsed) this.publish(usedIdx, oldUsed, lastAvail);
+    else this.lastAvail = lastAvail;
+    return got;
+  }
+
+  /** Links the extra segments to `m`, sets lengths, and lists the copies from the walked chain (header skipped). */
+  private gatherPacket(m: number, nsegs: number, len: number, segRoom: number): void {
+    const u16 = this.u16;
+    const u32 = this.u32;
+    const chain = this.chain;
+    const mb = this.mb;
+    u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = len;
+    u16[(m << H_SHIFT) + H_NB_SEGS] = nsegs;
+    u16[(m << H_SHIFT) + H_PORT] = this.d.port;
+    let seg = m;
+    let segLeft = len < segRoom ? len : segRoom;
+    u16[(seg << H_SHIFT) + H_DATA_LEN] = segLeft;
+    let dst = mb.mtod(seg);
+    let left = len;
+    let skip = NET_HDR_SIZE;
+    let e = 0;
+    for (let b = 0; b < chain.count && left > 0; b++) {
+      let src = chain.offset[b]!;
+      let blen = chain.length[b]!;
+      if (skip > 0) {
+        const s = skip < blen ? skip : blen;
+        skip -= s;
+        src += s;
+        blen -= s;
+      }
+      while (blen > 0) {
+        if (segLeft === 0) {
+          const next = this.extra[e++]!;
+          u32[(seg << MBUF_WORD_SHIFT) + W_NEXT] = next;
+          seg = next;
+          segLeft = left < segRoom ? left : segRoom;
+          u16[(seg << H_SHIFT) + H_DATA_LEN] = segLeft;
+          dst = mb.mtod(seg);
+        }
+        const c = blen < segLeft ? blen : segLeft;
+        this.copies.add(dst, src, c);
+        dst += c;
+        src += c;
+        blen -= c;
+        segLeft -= c;
+        left -= c;
+      }
+    }
+  }
+
+  private usedEntry(ring: Vring, usedIdx: number, head: number): void {
+    const e = (ring.used + 4 + 8 * (usedIdx & this.mask)) >>> 2;
+    this.u32[e] = head;
+    this.u32[e + 1] = 0;
+  }
+
+  /**
+   * With EVENT_IDX the guest kicks when its avail index passes avail_event;
+   * a polling host keeps that just behind what it took. Refreshed every
+   * quarter ring of indices, not every burst: it sits on its own cache line.
+   */
+  private suppressKicks(): void {
+    if ((this.flags & S.F_EVENT_IDX) === 0) return;
+    this.availEvent = (this.lastAvail - 1) & 0xffff;
+    Atomics.store(this.u16, (this.ring!.used + 4 + 8 * this.num) >>> 1, this.availEvent);
+  }
+
+  /** Bytes first, then the used index (release), then the guest's notification if it asked for one. */
+  private publish(usedIdx: number, oldUsed: number, lastAvail: number): void {
+    const ring = this.ring!;
+    this.copies.flush();
+    Atomics.store(this.u16, (ring.used + 2) >>> 1, usedIdx);
+    this.lastUsed = usedIdx;
+    this.lastAvail = lastAvail;
+    const f = this.f64;
+    f[this.st + S.S_LAST_AVAIL] = lastAvail;
+    f[this.st + S.S_LAST_USED] = usedIdx;
+    if (((lastAvail - this.availEvent) & 0xffff) >= 0x4000) this.suppressKicks();
+    if (this.call >= 0) {
+      const want =
+        (this.flags & S.F_EVENT_IDX) !== 0
+          ? needEvent(Atomics.load(this.u16, (ring.avail + 4 + 2 * this.num) >>> 1), usedIdx, oldUsed)
+          : (Atomics.load(this.u16, ring.avail >>> 1) & VRING_AVAIL_F_NO_INTERRUPT) === 0;
+      if (want) {
+        Atomics.add(this.i32, this.call >>> 2, 1);
+        Atomics.notify(this.i32, this.call >>> 2);
+        f[this.st + S.S_CALLS]++;
+      }
+    }
+  }
+}
