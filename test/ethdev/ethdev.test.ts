@@ -30,7 +30,7 @@ describe('devargs', () => {
 
   it('names the problem: unknown driver, unknown key, bad pair, bad value', () => {
     const { ethdev } = setup();
-    assert.throws(() => ethdev.create('net_bogus0'), /--vdev net_bogus0: unknown driver \(known: net_null, net_pcap, net_ring\)/);
+    assert.throws(() => ethdev.create('net_bogus0'), /--vdev net_bogus0: unknown driver \(known: net_null, net_pcap, net_ring(, [a-z_]+)*\)/);
     assert.throws(() => ethdev.create('net_null0,sise=64'), (e: unknown) => e instanceof ArgError && /net_null0: unknown devarg 'sise' for net_null \(known: size, copy, no-rx\)/.test(e.message));
     assert.throws(() => ethdev.create('net_null0,size'), /'size' is not key=value/);
     assert.throws(() => ethdev.create('net_null0,size=big'), /net_null0: size=big: expected an integer in \[1, 65535\]/);

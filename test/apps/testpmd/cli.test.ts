@@ -80,6 +80,19 @@ describe('dpkit testpmd', () => {
     assert.equal(j.total.rxPackets, j.total.txPackets + j.total.txDropped);
   });
 
+  it('forwards through a vhost / virtio_user pair on 2 lcores, host and guest each on its own', () => {
+    const sock = `/tmp/dpkit-cli-${process.pid}.sock`;
+    const r = testpmd(args(`-l 0-2 --vdev net_null0 --vdev net_vhost0,iface=${sock} --vdev virtio_user0,path=${sock},queue_size=256 --vdev net_null1 -- --nb-cores=2 --duration=0.6 --json ${SMALL}`));
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout) as Json;
+    const [, host, guest] = j.ports as [Json['ports'][0], Json['ports'][0], Json['ports'][0]];
+    assert.ok(host.txPackets > 0 && guest.txPackets > 0, 'both directions carried packets');
+    // What the host enqueued the guest received, but for what was in its rx ring at stop; and the reverse.
+    assert.ok(guest.rxPackets <= host.txPackets && host.txPackets - guest.rxPackets <= 256, `host tx ${host.txPackets}, guest rx ${guest.rxPackets}`);
+    assert.ok(host.rxPackets <= guest.txPackets && guest.txPackets - host.rxPackets <= 256, `guest tx ${guest.txPackets}, host rx ${host.rxPackets}`);
+    for (const s of j.streams) assert.equal(s.rxPackets, s.txPackets + s.fwdDropped, `stream ${s.rxPort}->${s.txPort}`);
+  });
+
   it('pins lcores as --lcores places them, and lets an lcore without a CPU float', { skip: !native() && 'native shim not built' }, () => {
     const r = testpmd(args(`--lcores 0@0,1@0,2@0 -- --nb-cores=2 --rxq=2 --txq=2 --duration=0.3 --json ${SMALL}`));
     assert.equal(r.code, 0, r.stderr);
