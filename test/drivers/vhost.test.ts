@@ -6,7 +6,9 @@ import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { Heap } from '../../src/mem/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
-import { Feature, has } from '../../src/virtio/virtio-net.js';
+import { Feature, VRING_AVAIL_F_NO_INTERRUPT, has } from '../../src/virtio/virtio-net.js';
+import { connect } from '../../src/vhost/in-process.js';
+import { Req } from '../../src/vhost/protocol.js';
 import { assertFull } from '../helpers.js';
 
 /** Packet sizes of the issue: 60 to 9000 B, chained above one mbuf. */
@@ -147,6 +149,45 @@ describe('vhost and virtio_user, in process', () => {
     assert.equal(gx.virtio_kicks, 0);
     t.close();
   });
+
+  for (const eventIdx of [true, false]) {
+    it(`calls a guest that asks for it, and only then (${eventIdx ? 'used_event' : 'VRING_AVAIL_F_NO_INTERRUPT'})`, () => {
+      const t = setup('', eventIdx ? '' : ',event_idx=0');
+      const { heap, ethdev } = t;
+      const ring = (ethdev.rxQueue(t.guest, 0).descriptor() as unknown as { ring: { avail: number; used: number; num: number } }).ring;
+      const word = heap.reserve(64, 64, 'test call counter');
+      const calls = () => Atomics.load(heap.i32, word >>> 2);
+      const ch = connect(heap, '/tmp/dpkit-test.sock')!;
+      ch.request({ req: Req.SET_VRING_CALL, index: 0, notifier: word });
+      const usedIdx = () => Atomics.load(heap.u16, (ring.used + 2) >>> 1);
+      const arm = (at: number) => {
+        if (eventIdx) Atomics.store(heap.u16, (ring.avail + 4 + 2 * ring.num) >>> 1, at & 0xffff);
+        else Atomics.store(heap.u16, ring.avail >>> 1, 0);
+      };
+      const disarm = () => {
+        if (!eventIdx) Atomics.store(heap.u16, ring.avail >>> 1, VRING_AVAIL_F_NO_INTERRUPT);
+      };
+      const burst = (count: number) => transfer(t, t.host, t.guest, t.hostPool, count, [64], 8);
+      disarm();
+      if (eventIdx) arm(usedIdx() - 1); // "seen it all": behind what the host will publish
+      burst(40);
+      assert.equal(calls(), 0, 'a polling guest is not called');
+      arm(usedIdx() + 3); // wake me when the 4th next packet is used
+      burst(2);
+      // With EVENT_IDX, only once the event index is passed; without, on the next used update.
+      assert.equal(calls(), eventIdx ? 0 : 1);
+      if (eventIdx) {
+        burst(8);
+        assert.equal(calls(), 1, 'once it is passed');
+      }
+      disarm();
+      burst(40);
+      assert.equal(calls(), 1, 'not again until asked again');
+      assert.equal(ethdev.xstats(t.host).guest_notifications, 1);
+      ch.request({ req: Req.SET_VRING_CALL, index: 0, notifier: -1 });
+      t.close();
+    });
+  }
 
   it('a guest without room: the host keeps what does not fit and counts it', () => {
     const t = setup('', ',queue_size=64');

@@ -12,6 +12,7 @@ import type { Heap } from '../../mem/heap.js';
 import { DESC_SIZE, vringSizes } from '../../virtio/vring.js';
 
 export const GPA_BASE = 0x1_0000_0000;
+const GPA_HI = GPA_BASE / 4294967296;
 
 /** Guest-side counters and indices: Float64 slots, one block per queue. */
 export const G_AVAIL_IDX = 0; // next avail index the guest publishes
@@ -45,11 +46,10 @@ export function reserveGuestRing(heap: Heap, num: number): GuestRingLayout {
 }
 
 /** Writes descriptor `i` of the table at `table` (a heap offset). */
-export function writeDesc(heap: Heap, table: number, i: number, addr: number, len: number, flags: number, next: number): void {
+export function writeDesc(u32: Uint32Array, table: number, i: number, addr: number, len: number, flags: number, next: number): void {
   const w = (table + i * DESC_SIZE) >>> 2;
-  const gpa = addr + GPA_BASE;
-  heap.u32[w] = gpa >>> 0;
-  heap.u32[w + 1] = Math.floor(gpa / 4294967296);
-  heap.u32[w + 2] = len;
-  heap.u32[w + 3] = flags | (next << 16);
+  u32[w] = addr; // GPA_BASE's low word is 0 and heap offsets are below 4 GiB
+  u32[w + 1] = GPA_HI;
+  u32[w + 2] = len;
+  u32[w + 3] = flags | (next << 16);
 }

@@ -17,7 +17,7 @@ import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS 
 import { TxReclaim, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
 import type { Heap } from '../../mem/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
-import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_SHIFT, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
+import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_USED_F_NO_NOTIFY, needEvent } from '../../virtio/virtio-net.js';
@@ -102,7 +102,18 @@ export class VirtioRxQueue implements RxQueue {
     this.refill = heap.scratch('virtio rx refill', d.ring.num);
     this.mask = d.ring.num - 1;
     this.st = d.ring.state;
+    this.mrg = d.mrg;
+    this.limit = this.heads * d.segsPerBuf;
+    this.port = d.port;
+    this.cap = this.pool.bufLen - this.pool.headroom + NET_HDR_SIZE;
   }
+
+  /** Plain copies of the descriptor's hot fields (a descriptor cloned into a worker is a slow dictionary object). */
+  private readonly mrg: boolean;
+  private readonly limit: number;
+  private readonly port: number;
+  /** Bytes a posted buffer holds, header included. */
+  private readonly cap: number;
 
   /** Control plane, before the ring is handed to the device: every head free, then posted. */
   init(): void {
@@ -127,10 +138,29 @@ export class VirtioRxQueue implements RxQueue {
     let got = 0;
     let bytes = 0;
     let i = 0;
+    const mask = this.mask;
     while (i < ready && got < n) {
-      const e = (used + 4 + 8 * ((lastUsed + i) & this.mask)) >>> 2;
+      const e = (used + 4 + 8 * ((lastUsed + i) & mask)) >>> 2;
       const id = u32[e]!;
       const len = u32[e + 1]!;
+      if (this.mrg && id < this.limit) {
+        // The common case in one pass: one buffer, one packet (num_buffers 1).
+        const m = this.sw[id]!;
+        const hdr = u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(m << H_SHIFT) + H_DATA_OFF]! - NET_HDR_SIZE;
+        if (m !== 0 && len > NET_HDR_SIZE && len <= this.cap && u16[(hdr + HDR_NUM_BUFFERS) >>> 1] === 1) {
+          this.sw[id] = 0;
+          this.free[f[st + G_NUM_FREE]!] = id;
+          f[st + G_NUM_FREE]++;
+          const dataLen = len - NET_HDR_SIZE;
+          u16[(m << H_SHIFT) + H_DATA_LEN] = dataLen;
+          u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = dataLen;
+          u16[(m << H_SHIFT) + H_PORT] = this.port;
+          burst[got++] = m;
+          bytes += dataLen;
+          i++;
+          continue;
+        }
+      }
       const m = this.take(id);
       if (m === 0) {
         i++;
@@ -287,13 +317,16 @@ export class VirtioRxQueue implements RxQueue {
     const old = f[st + G_AVAIL_IDX]!;
     let idx = old;
     let r = 0;
+    const u32 = this.u32;
+    const headroom = this.pool.headroom - NET_HDR_SIZE; // fresh mbufs: data at the headroom, header just before
+    const cap = this.cap;
     while (nfree > 0) {
       const head = this.free[--nfree]!;
       for (let s = 0; s < k; s++) {
         const m = this.refill[r++]!;
         this.sw[head + s] = m;
         const flags = VRING_DESC_F_WRITE | (s < k - 1 ? VRING_DESC_F_NEXT : 0);
-        writeDesc(heap, table, head + s, this.mb.mtod(m) - NET_HDR_SIZE, this.mb.tailroom(m) + NET_HDR_SIZE, flags, head + s + 1);
+        writeDesc(u32, table, head + s, u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + headroom, cap, flags, head + s + 1);
       }
       this.u16[availRing + (idx & this.mask)] = head;
       idx = (idx + 1) & 0xffff;
@@ -411,7 +444,7 @@ export class VirtioTxQueue implements TxQueue {
     let slot = head;
     if (ind) {
       table = this.d.indArea + head * IND_MAX * DESC_SIZE;
-      writeDesc(heap, this.d.ring.desc, head, table, bufs * DESC_SIZE, VRING_DESC_F_INDIRECT, 0);
+      writeDesc(heap.u32, this.d.ring.desc, head, table, bufs * DESC_SIZE, VRING_DESC_F_INDIRECT, 0);
       slot = 0;
     }
     let b = 0;
@@ -421,7 +454,7 @@ export class VirtioTxQueue implements TxQueue {
       u32[(h >>> 2) + 1] = 0;
       u32[(h >>> 2) + 2] = 0;
       const next = ind ? slot + 1 : this.nextFree[slot]!;
-      writeDesc(heap, table, slot, h, NET_HDR_SIZE, b + 1 < bufs ? VRING_DESC_F_NEXT : 0, next);
+      writeDesc(heap.u32, table, slot, h, NET_HDR_SIZE, b + 1 < bufs ? VRING_DESC_F_NEXT : 0, next);
       slot = next;
       b++;
     }
@@ -437,7 +470,7 @@ export class VirtioTxQueue implements TxQueue {
         view.setUint32(addr + 8, 0, true);
       }
       const next = ind ? slot + 1 : this.nextFree[slot]!;
-      writeDesc(heap, table, slot, addr, len, b + 1 < bufs ? VRING_DESC_F_NEXT : 0, next);
+      writeDesc(heap.u32, table, slot, addr, len, b + 1 < bufs ? VRING_DESC_F_NEXT : 0, next);
       slot = next;
       b++;
     }

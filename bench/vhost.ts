@@ -1,0 +1,151 @@
+/**
+ * `npm run bench -- vhost`: seed 003's table. The host runs testpmd's txonly
+ * on a net_vhost port and the guest its rxonly on a virtio_user port, each
+ * on its own lcore and CPU (host on CPU 0, guest on CPU 1, as DPDK's pair in
+ * PEERS.md); counted at the receiver. Then the reverse direction (guest
+ * txonly -> host rxonly), the seed's A/B (the avail index read once per
+ * burst, dpkit's way, against once per packet), and DPDK's pair measured
+ * the same way in the same run when dpdk-testpmd is installed: two processes
+ * over a vhost-user socket, rxonly's Rx-pps second by second.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Table from 'cli-table3';
+import type { ThreadSpec } from '../src/apps/bench/harness.js';
+import { bootstrapRatio, summarize, verdict } from '../src/apps/bench/stats.js';
+import { dpdkTestpmd, parseThroughput } from '../src/apps/bench/testpmd-run.js';
+import type { BenchOptions, Benchmark, BenchCase } from '../src/apps/bench/types.js';
+import { drivers } from '../src/drivers/index.js';
+import { Ethdev } from '../src/ethdev/ethdev.js';
+import { startWorker } from '../src/lcore/spawn.js';
+import { Heap } from '../src/mem/heap.js';
+import { MBUF_DEFAULT_DATAROOM } from '../src/mem/mbuf-layout.js';
+import { Mempool } from '../src/mem/mempool.js';
+
+const SIZES = [64, 128, 256, 512, 1024, 1400, 1518];
+
+type Direction = 'host-to-guest' | 'guest-to-host';
+
+/** --txpkts for a frame of `size` bytes: one segment up to the data room, as testpmd would be told. */
+const txPkts = (size: number): number[] => (size <= MBUF_DEFAULT_DATAROOM ? [size] : [MBUF_DEFAULT_DATAROOM, size - MBUF_DEFAULT_DATAROOM]);
+
+function threads(dir: Direction, size: number, availPerPacket: boolean): ThreadSpec[] {
+  const heap = Heap.create({ size: 256 << 20 });
+  const hostPool = Mempool.create(heap, { name: 'host_pool', n: 16384, cacheSize: 256 });
+  const guestPool = Mempool.create(heap, { name: 'guest_pool', n: 16384, cacheSize: 256 });
+  const ethdev = new Ethdev(heap, drivers);
+  const sock = `/tmp/dpkit-bench-vhost-${process.pid}.sock`;
+  const host = ethdev.create(`net_vhost0,iface=${sock}${availPerPacket ? ',avail_per_packet=1' : ''}`);
+  const guest = ethdev.create(`virtio_user0,path=${sock}`);
+  for (const [p, pool] of [
+    [host, hostPool],
+    [guest, guestPool],
+  ] as const) {
+    ethdev.configure(p, 1, 1);
+    ethdev.rxQueueSetup(p, 0, 0, pool);
+    ethdev.txQueueSetup(p, 0, 0);
+  }
+  ethdev.start(host);
+  ethdev.start(guest);
+  const side = (p: number, pool: Mempool, engine: 'txonly' | 'rxonly', lcore: number, cpu: number, counted: boolean): ThreadSpec => ({
+    counted,
+    start: (ctl, thread) =>
+      startWorker('vhost.worker', import.meta.url, {
+        workerData: { ctl, thread, lcore, cpu, heap: heap.descriptor(), pool: pool.offset, engine, rxq: ethdev.rxQueue(p, 0).descriptor(), txq: ethdev.txQueue(p, 0).descriptor(), txPkts: txPkts(size) },
+      }),
+  });
+  return dir === 'host-to-guest'
+    ? [side(host, hostPool, 'txonly', 1, 0, false), side(guest, guestPool, 'rxonly', 2, 1, true)]
+    : [side(guest, guestPool, 'txonly', 1, 1, false), side(host, hostPool, 'rxonly', 2, 0, true)];
+}
+
+/** DPDK's pair, as PEERS.md runs it: vhost txonly on CPU 0, virtio-user rxonly on CPU 1 (or the reverse roles). */
+async function dpdkPair(dir: Direction, size: number, opts: BenchOptions): Promise<{ mpps: number; gc: number }> {
+  const bin = dpdkTestpmd()!;
+  const sock = `/tmp/dpkit-bench-dpdk-${process.pid}.sock`;
+  rmSync(sock, { force: true });
+  const eal = ['--no-huge', '-m', '1024', '--no-pci'];
+  const warm = Math.max(1, Math.round(opts.warmupMs / 1000));
+  const secs = Math.max(1, Math.round(opts.durationMs / 1000));
+  const txArgs = ['--forward-mode=txonly', `--txpkts=${txPkts(size).join(',')}`, '--stats-period', '1'];
+  const rxArgs = ['--forward-mode=rxonly', '--stats-period', '1'];
+  const hostArgs = [...(dir === 'host-to-guest' ? txArgs : rxArgs)];
+  const guestArgs = [...(dir === 'host-to-guest' ? rxArgs : txArgs)];
+  const run = (prefix: string, lcores: string, vdev: string, app: string[], seconds: number) =>
+    new Promise<string>((resolve) => {
+      const child = spawn('timeout', ['-s', 'INT', String(seconds), bin, '--lcores', lcores, ...eal, '--file-prefix', prefix, '--vdev', vdev, '--', ...app], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('exit', () => {
+        rmSync(`/var/run/dpdk/${prefix}`, { recursive: true, force: true });
+        resolve(out);
+      });
+    });
+  const total = warm + secs + 6;
+  const hostOut = run(`dpkit-vh-${process.pid}`, '0@0,1@0', `net_vhost0,iface=${sock},queues=1`, hostArgs, total + 2);
+  for (let i = 0; i < 100 && !existsSync(sock); i++) await sleep(100);
+  const guestOut = await run(`dpkit-vu-${process.pid}`, '0@1,1@1', `virtio_user0,path=${sock}`, guestArgs, total);
+  const rxOut = dir === 'host-to-guest' ? guestOut : await hostOut;
+  await hostOut;
+  rmSync(sock, { force: true });
+  const samples = parseThroughput(rxOut, false);
+  const first = samples.findIndex((s) => s > 0);
+  const measured = first < 0 ? [] : samples.slice(first + warm, first + warm + secs);
+  if (measured.length === 0) throw new Error(`DPDK vhost pair (${dir}, ${size} B) printed no throughput`);
+  return { mpps: summarize(measured).median / 1e6, gc: 0 };
+}
+
+export const benchmark: Benchmark = {
+  name: 'vhost',
+  title: 'vhost: txonly on one side of a vhost/virtio pair, rxonly on the other, each on its own lcore; counted at the receiver',
+  defaults: { reps: 5, durationMs: 3000, warmupMs: 1000 },
+  cases: (opts) => {
+    const sizes = opts.quick ? [64, 1518] : SIZES;
+    const dpdk = dpdkTestpmd() !== null;
+    const cases: BenchCase[] = [];
+    for (const dir of ['host-to-guest', 'guest-to-host'] as const) {
+      for (const size of sizes) {
+        cases.push({ name: `${dir} ${size} B dpkit`, params: { dir, size, system: 'dpkit', avail: 'burst' }, threads: () => threads(dir, size, false) });
+        if (dir === 'host-to-guest') cases.push({ name: `${dir} ${size} B dpkit avail-per-packet`, params: { dir, size, system: 'dpkit', avail: 'packet' }, threads: () => threads(dir, size, true) });
+        if (dpdk) cases.push({ name: `${dir} ${size} B DPDK`, params: { dir, size, system: 'dpdk' }, measure: (o) => dpdkPair(dir, size, o) });
+      }
+    }
+    return cases;
+  },
+  summary: (results) => {
+    const find = (dir: string, size: number, system: string, avail?: string) => results.find((r) => r.params.dir === dir && r.params.size === size && r.params.system === system && (avail === undefined || r.params.avail === avail));
+    const fmt = (x: number) => x.toFixed(2);
+    const lines: string[] = [];
+    for (const dir of ['host-to-guest', 'guest-to-host']) {
+      const t = new Table({ head: ['size (B)', 'dpkit Mpps', 'Gbit/s', 'DPDK Mpps', 'dpkit / DPDK (95 % CI)', 'verdict'], style: { head: [], border: [] } });
+      for (const size of SIZES) {
+        const a = find(dir, size, 'dpkit', 'burst');
+        if (!a || a.samples.length === 0) continue;
+        const m = summarize(a.samples).median;
+        const gbps = (m * 1e6 * (size + 20) * 8) / 1e9; // on the wire: preamble and gap included
+        const d = find(dir, size, 'dpdk');
+        let ratio = '-';
+        let v = '-';
+        if (d && d.samples.length > 0) {
+          const ci = bootstrapRatio(d.samples, a.samples);
+          ratio = `${fmt(ci.ratio)} (${fmt(ci.lo)}..${fmt(ci.hi)})`;
+          v = a.samples.length < 5 ? 'too few runs' : verdict(ci);
+        }
+        t.push([size, fmt(m), fmt(gbps), d && d.samples.length ? fmt(summarize(d.samples).median) : '-', ratio, v]);
+      }
+      lines.push(`${dir === 'host-to-guest' ? 'Host txonly -> guest rxonly (seed 003)' : 'Guest txonly -> host rxonly'}\n${t.toString()}`);
+    }
+    const ab = new Table({ head: ['size (B)', 'avail idx per burst', 'per packet', 'per burst vs per packet', '95 % CI', 'verdict'], style: { head: [], border: [] } });
+    for (const size of SIZES) {
+      const a = find('host-to-guest', size, 'dpkit', 'packet');
+      const b = find('host-to-guest', size, 'dpkit', 'burst');
+      if (!a || !b || a.samples.length === 0) continue;
+      const ci = bootstrapRatio(a.samples, b.samples);
+      const pct = (x: number) => `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)} %`;
+      ab.push([size, fmt(summarize(b.samples).median), fmt(summarize(a.samples).median), pct(ci.ratio), `${pct(ci.lo)}..${pct(ci.hi)}`, b.samples.length < 5 ? 'too few runs' : verdict(ci)]);
+    }
+    lines.push(`Avail index read once per burst (dpkit) against once per packet, host -> guest\n${ab.toString()}`);
+    return lines.join('\n\n') + '\n';
+  },
+};
