@@ -22,6 +22,13 @@ export interface MbufKernel {
   nullTx(objs: number, n: number, lcore: number, stats: number, pending: number): number;
 }
 
+/** See src/kernels/as/vhost.ts. Offsets are heap byte offsets. */
+export interface VhostKernel {
+  enqueueFast(mbufs: number, n: number, desc: number, availRing: number, usedRing: number, mask: number, num: number, lastAvail: number, usedIdx: number, avail: number, table: number, perPacket: number): number;
+  rxFast(burst: number, n: number, usedRing: number, mask: number, lastUsed: number, ready: number, sw: number, limit: number, free: number, numFree: number, cap: number, port: number, stats: number): number;
+  fillOne(mbufs: number, count: number, free: number, numFree: number, sw: number, desc: number, availRing: number, mask: number, idx: number, offset: number, cap: number, gpaHi: number): number;
+}
+
 export type MacswapKernelFn = (objs: number, n: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number, setVlan: number, setQinq: number) => void;
 
 export interface FwdKernel {
@@ -63,6 +70,7 @@ export interface FwdKernel {
 export interface Kernels {
   readonly mbuf: MbufKernel;
   readonly fwd: FwdKernel;
+  readonly vhost: VhostKernel;
   /** Layout values the kernels were compiled with, checked by tests against the TypeScript side. */
   readonly layout: Readonly<Record<string, number>>;
 }
@@ -105,6 +113,7 @@ export function loadKernels(memory: WebAssembly.Memory): Kernels {
   return {
     mbuf: instance('mbuf') as unknown as MbufKernel,
     fwd: instance('fwd') as unknown as FwdKernel,
+    vhost: instance('vhost') as unknown as VhostKernel,
     layout,
   };
 }

@@ -17,8 +17,8 @@ import type { Heap } from '../mem/heap.js';
 export const MAX_REGIONS = 8;
 // f64 words: region count, then per region guest start, size, heap offset.
 const T_COUNT = 0;
-const T_REGIONS = 1;
-const REGION_WORDS = 3;
+export const T_REGIONS = 1;
+export const REGION_WORDS = 3;
 export const GUEST_MEMORY_BYTES = (T_REGIONS + MAX_REGIONS * REGION_WORDS) * 8;
 
 export interface Region {

@@ -25,6 +25,8 @@ import {
   W_TIMESTAMP_LO,
   OlFlags,
 } from '../../src/mem/mbuf-layout.js';
+import { REGION_WORDS, T_REGIONS } from '../../src/virtio/guest-memory.js';
+import { NET_HDR_SIZE } from '../../src/virtio/virtio-net.js';
 import { CACHE_STRIDE, F_DEBUG, Mempool, P_CACHE_BASE, P_CACHE_SIZE, P_FLAGS, P_FLUSH, P_HEADROOM, P_RING, P_FIRST, P_N } from '../../src/mem/mempool.js';
 import { Ring, RING_CONS_HEAD, RING_CONS_TAIL, RING_PROD_HEAD, RING_PROD_TAIL, RING_SLOTS } from '../../src/ring/ring.js';
 import { assertFull } from '../helpers.js';
@@ -73,6 +75,9 @@ describe('mbuf kernel', () => {
       layoutMRefcnt: H_REFCNT * 2,
       layoutMNbSegs: H_NB_SEGS * 2,
       layoutFreePendingSz: FREE_PENDING_SZ,
+      layoutNetHdrSize: NET_HDR_SIZE,
+      layoutGuestRegionBytes: REGION_WORDS * 8,
+      layoutGuestTableRegions: T_REGIONS * 8,
       layoutMTimestamp: W_TIMESTAMP_LO * 4,
       layoutOlRxTimestamp: OlFlags.RX_TIMESTAMP,
     });

@@ -25,8 +25,8 @@ const GUARD = 16 * KiB;
 const CANARY = 0xa5;
 const ITERATIONS = Number(process.env.DPKIT_FUZZ_ITERATIONS ?? 100_000);
 
-function hostileSetup(features: bigint, num: number) {
-  const heap = Heap.create({ size: 32 << 20 });
+function hostileSetup(features: bigint, num: number, datapath: 'wasm' | 'ts') {
+  const heap = Heap.create({ size: 32 << 20, datapath });
   const pool = Mempool.create(heap, { name: 'host', n: 2048, cacheSize: 64 });
   const mb = new Mbufs(heap);
   // Two regions with guards around each; guards stay outside the memory table.
@@ -78,13 +78,14 @@ function hostileSetup(features: bigint, num: number) {
 }
 
 describe('vhost against a hostile guest', () => {
-  for (const [label, features] of [
-    ['mergeable, indirect, event idx', bit(Feature.F_VERSION_1) | bit(Feature.NET_F_MRG_RXBUF) | bit(Feature.RING_F_INDIRECT_DESC) | bit(Feature.RING_F_EVENT_IDX)],
-    ['plain VERSION_1', bit(Feature.F_VERSION_1)],
+  for (const [label, features, datapath] of [
+    ['mergeable, indirect, event idx; wasm', bit(Feature.F_VERSION_1) | bit(Feature.NET_F_MRG_RXBUF) | bit(Feature.RING_F_INDIRECT_DESC) | bit(Feature.RING_F_EVENT_IDX), 'wasm'],
+    ['plain VERSION_1; wasm', bit(Feature.F_VERSION_1), 'wasm'],
+    ['mergeable, indirect, event idx; TypeScript twins', bit(Feature.F_VERSION_1) | bit(Feature.NET_F_MRG_RXBUF) | bit(Feature.RING_F_INDIRECT_DESC) | bit(Feature.RING_F_EVENT_IDX), 'ts'],
   ] as const) {
     it(`${ITERATIONS} random rings (${label}): no throw, no write outside guest memory, no lost mbuf, drops counted`, () => {
       const num = 16;
-      const t = hostileSetup(features, num);
+      const t = hostileSetup(features, num, datapath);
       const { heap, pool, mb, r0, gpa0, gpa1, size0, size1 } = t;
       const rand = seededRandom(0xbad5eed ^ Number(features & 0xffffn));
       const dv = heap.view;

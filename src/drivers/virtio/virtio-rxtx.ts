@@ -21,7 +21,8 @@ import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_SHIFT, MBUF_W
 import { Mempool } from '../../mem/mempool.js';
 import { DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_USED_F_NO_NOTIFY, needEvent } from '../../virtio/virtio-net.js';
-import { G_AVAIL_IDX, G_BAD_USED, G_FREE_HEAD, G_KICKS, G_LAST_USED, G_NUM_FREE, writeDesc, type GuestRingLayout } from './guest-ring.js';
+import type { VhostKernel } from '../../kernels/kernels.js';
+import { GPA_BASE, G_AVAIL_IDX, G_BAD_USED, G_FREE_HEAD, G_KICKS, G_LAST_USED, G_NUM_FREE, writeDesc, type GuestRingLayout } from './guest-ring.js';
 
 const H_SHIFT = MBUF_SHIFT - 1;
 /** Most descriptors in one indirect table (DPDK's VIRTIO_MAX_TX_INDIRECT). */
@@ -106,7 +107,10 @@ export class VirtioRxQueue implements RxQueue {
     this.limit = this.heads * d.segsPerBuf;
     this.port = d.port;
     this.cap = this.pool.bufLen - this.pool.headroom + NET_HDR_SIZE;
+    this.kernel = heap.kernels?.vhost ?? null;
   }
+
+  private readonly kernel: VhostKernel | null;
 
   /** Plain copies of the descriptor's hot fields (a descriptor cloned into a worker is a slow dictionary object). */
   private readonly mrg: boolean;
@@ -139,12 +143,18 @@ export class VirtioRxQueue implements RxQueue {
     let bytes = 0;
     let i = 0;
     const mask = this.mask;
+    if (this.kernel !== null && this.mrg && burst.buffer === this.heap.buffer) {
+      // One-buffer packets in one wasm call (counted by it), until the first that is not.
+      got = i = this.kernel.rxFast(burst.byteOffset, n, used, mask, lastUsed, ready, this.sw.byteOffset, this.limit, this.free.byteOffset, f[st + G_NUM_FREE]!, this.cap, this.port, d.stats * 8);
+      f[st + G_NUM_FREE] += got;
+    }
+    const counted = got;
     while (i < ready && got < n) {
       const e = (used + 4 + 8 * ((lastUsed + i) & mask)) >>> 2;
       const id = u32[e]!;
       const len = u32[e + 1]!;
       if (this.mrg && id < this.limit) {
-        // The common case in one pass: one buffer, one packet (num_buffers 1).
+        // The common case in one pass (the twin of the rxFast kernel): one buffer, one packet.
         const m = this.sw[id]!;
         const hdr = u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(m << H_SHIFT) + H_DATA_OFF]! - NET_HDR_SIZE;
         if (m !== 0 && len > NET_HDR_SIZE && len <= this.cap && u16[(hdr + HDR_NUM_BUFFERS) >>> 1] === 1) {
@@ -188,8 +198,8 @@ export class VirtioRxQueue implements RxQueue {
     lastUsed = (lastUsed + i) & 0xffff;
     f[st + G_LAST_USED] = lastUsed;
     if (f[st + G_NUM_FREE]! >= d.rxFreeThresh) this.fill(d.rxFreeThresh);
-    if (got > 0) {
-      f[d.stats + RXQ_PACKETS] += got;
+    if (got > counted) {
+      f[d.stats + RXQ_PACKETS] += got - counted;
       f[d.stats + RXQ_BYTES] += bytes;
     }
     return got;
@@ -320,6 +330,10 @@ export class VirtioRxQueue implements RxQueue {
     const u32 = this.u32;
     const headroom = this.pool.headroom - NET_HDR_SIZE; // fresh mbufs: data at the headroom, header just before
     const cap = this.cap;
+    if (k === 1 && this.kernel !== null) {
+      idx = this.kernel.fillOne(this.refill.byteOffset, nfree, this.free.byteOffset, nfree, this.sw.byteOffset, table, this.d.ring.avail + 4, this.mask, idx, headroom, cap, GPA_BASE / 4294967296);
+      nfree = 0;
+    }
     while (nfree > 0) {
       const head = this.free[--nfree]!;
       for (let s = 0; s < k; s++) {
