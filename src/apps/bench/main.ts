@@ -83,7 +83,7 @@ export async function benchMain(argv: string[]): Promise<number> {
     throw new ArgError(`bench: ${(e as Error).message}\n\n${BENCH_USAGE}`);
   }
   const { values: v, positionals } = parsed;
-  const help = () => `${BENCH_USAGE}\nPresets: ${[...presets.keys()].join(', ')}\nMicro-benchmarks: ${listBenchmarks().join(', ')}\n`;
+  const help = () => `${BENCH_USAGE}\nPresets: ${[...presets.keys(), ...MICRO_ALIASES.keys()].join(', ')}\nMicro-benchmarks: ${listBenchmarks().join(', ')}\n`;
   if (v.help) {
     process.stdout.write(help());
     return 0;
@@ -101,7 +101,7 @@ export async function benchMain(argv: string[]): Promise<number> {
   }
   if (v.config === undefined && !presets.has(name!)) {
     if (v.preset !== undefined) throw new ArgError(`bench --preset ${name}: unknown (presets: ${[...presets.keys()].join(', ')})`);
-    return microMain(positionals, v);
+    return microMain(positionals.map((p) => MICRO_ALIASES.get(p) ?? p), v);
   }
 
   const base = v.config !== undefined ? await loadConfig(v.config) : structuredClone(presets.get(name!)!);
@@ -179,6 +179,13 @@ export function applyOverrides(config: MatrixConfig, v: Overrides): MatrixConfig
   }
   return validateConfig(c, `bench ${c.name}`);
 }
+
+/**
+ * Seed studies whose two sides must share one process (a vhost host and its
+ * guest, in process until the socket transport lands) run as micro-benchmarks
+ * with their own DPDK arm: `dpkit bench seed-vhost` is `dpkit bench vhost`.
+ */
+const MICRO_ALIASES: ReadonlyMap<string, string> = new Map([['seed-vhost', 'vhost']]);
 
 async function microMain(positionals: string[], v: { reps?: string; duration?: string; warmup?: string; quick?: boolean; json?: string; filter?: string }): Promise<number> {
   for (const name of positionals) {

@@ -56,6 +56,19 @@ export default {
     assert.match(c.stdout, /io 64 B 1c burst 32 .* wasm .* 1\.000 \(\+0\.0 %\) .* too few runs/);
   });
 
+  it('runs seed-vhost: host txonly to guest rxonly on their own lcores, both A/B arms, the seed-shaped tables', () => {
+    const out = join(dir, 'vhost.json');
+    const r = bench(['seed-vhost', '--reps', '1', '--duration', '300', '--warmup', '100', '--filter', '64 B dpkit', '--json', out]);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as { benchmark: string; results: { name: string; samples: number[] }[] };
+    assert.equal(j.benchmark, 'vhost');
+    assert.deepEqual(
+      j.results.map((x) => x.name),
+      ['host-to-guest 64 B dpkit', 'host-to-guest 64 B dpkit avail-per-packet', 'guest-to-host 64 B dpkit'],
+    );
+    for (const x of j.results) assert.ok(x.samples[0]! > 0, `${x.name} moved packets`);
+  });
+
   it('says what is wrong with a bad preset, config, option or report', () => {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ name: 'b', title: '', matrix: [{ sizes: [10] }], variants: [{ name: 'a' }], pairs: 5, seconds: 1, warmup: 0 }));
