@@ -320,7 +320,13 @@ export class VhostQueue {
     const chain = this.chain;
     const mb = this.mb;
     const segRoom = mb.tailroom(mbufs[0]!);
-    for (let t = 0; t < count; t++) {
+    if (this.kernel !== null && mbufs.buffer === this.heap.buffer) {
+      // One-descriptor packets that fit one mbuf, in one wasm call, until the first that is not.
+      got = this.kernel.dequeueFast(mbufs.byteOffset, count, ring.desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, this.d.memTable, segRoom, this.d.port);
+      lastAvail = (lastAvail + got) & 0xffff;
+      usedIdx = (usedIdx + got) & 0xffff;
+    }
+    for (let t = got; t < count; t++) {
       const head = u16[availRing + (lastAvail & this.mask)]!;
       const nb = ring.walk(head, chain);
       let total = 0;

@@ -2,7 +2,7 @@
 // the link. Each kernel does the packets that take the common path and stops
 // at the first that does not; TypeScript (the twins named below) does that
 // one the general way, checks and all, and calls again.
-import { MBUF_SHIFT, M_BUF_ADDR, M_DATA_LEN, M_DATA_OFF, M_NEXT, M_PKT_LEN, M_PORT, Q_BYTES, Q_PACKETS } from './layout';
+import { MBUF_SHIFT, M_BUF_ADDR, M_DATA_LEN, M_DATA_OFF, M_NB_SEGS, M_NEXT, M_OL_FLAGS_HI, M_PKT_LEN, M_PORT, M_REFCNT, OL_HI_INDIRECT, Q_BYTES, Q_PACKETS } from './layout';
 
 /** virtio-net header bytes (VERSION_1) and where num_buffers sits in it. */
 const NET_HDR_SIZE: u32 = 12;
@@ -133,4 +133,86 @@ export function fillOne(mbufs: u32, count: u32, free: u32, numFree: u32, sw: u32
     store<u16>(availRing + (((idx + i) & mask) << 1), <u16>head);
   }
   return (idx + count) & 0xffff;
+}
+
+/**
+ * Host dequeue, the common case (twin: the first branch of
+ * VhostQueue.dequeueBurst): each avail entry that is one device-readable
+ * descriptor in guest memory holding a header and at most `segRoom` bytes of
+ * packet goes into the next of the burst's fresh mbufs.
+ * @returns how many packets it took (each one avail and one used entry).
+ */
+export function dequeueFast(mbufs: u32, n: u32, desc: u32, availRing: u32, usedRing: u32, mask: u32, num: u32, lastAvail: u32, usedIdx: u32, table: u32, segRoom: u32, port: u32): u32 {
+  let i: u32 = 0;
+  for (; i < n; i++) {
+    const head = <u32>load<u16>(availRing + (((lastAvail + i) & mask) << 1));
+    if (head >= num) break;
+    const d = desc + head * DESC_SIZE;
+    const total = load<u32>(d, 8);
+    if (load<u16>(d, 12) != 0 || total <= NET_HDR_SIZE || total - NET_HDR_SIZE > segRoom) break;
+    const gpa = <f64>load<u32>(d, 4) * 4294967296.0 + <f64>load<u32>(d);
+    const at = translate(table, gpa, total);
+    if (at < 0) break;
+    const len = total - NET_HDR_SIZE;
+    const r = load<u32>(mbufs + (i << 2)) << MBUF_SHIFT;
+    memory.copy(load<u32>(r, M_BUF_ADDR) + <u32>load<u16>(r, M_DATA_OFF), <u32>at + NET_HDR_SIZE, len);
+    store<u16>(r, <u16>len, M_DATA_LEN);
+    store<u32>(r, len, M_PKT_LEN);
+    store<u16>(r, <u16>port, M_PORT);
+    const e = usedRing + 4 + (((usedIdx + i) & mask) << 3);
+    store<u32>(e, head);
+    store<u32>(e, 0, 4);
+  }
+  return i;
+}
+
+/** The guest tx queue's free-list state: f64 slots G_FREE_HEAD and G_NUM_FREE of guest-ring.ts, as byte offsets. */
+const G_FREE_HEAD: u32 = 3 * 8;
+const G_NUM_FREE: u32 = 2 * 8;
+export const layoutGFreeHead: u32 = G_FREE_HEAD;
+export const layoutGNumFree: u32 = G_NUM_FREE;
+
+/**
+ * Guest tx, the common case (twin: the first branch of VirtioTxQueue.txBurst):
+ * a one-segment packet the sender owns alone, with room for the header in
+ * its headroom, goes out as one descriptor from the free list, header
+ * pushed. Counts packets and bytes into `stats`.
+ * @returns how many it queued (avail entries from `idx`, not yet published).
+ */
+export function txFast(burst: u32, n: u32, state: u32, nextFree: u32, sw: u32, ndesc: u32, desc: u32, availRing: u32, mask: u32, idx: u32, gpaHi: u32, stats: u32): u32 {
+  let freeHead = <u32>load<f64>(state, G_FREE_HEAD);
+  let numFree = <u32>load<f64>(state, G_NUM_FREE);
+  let i: u32 = 0;
+  let bytes: u32 = 0;
+  for (; i < n && numFree > 0; i++) {
+    const m = load<u32>(burst + (i << 2));
+    const r = m << MBUF_SHIFT;
+    const dataOff = <u32>load<u16>(r, M_DATA_OFF);
+    if (load<u16>(r, M_REFCNT) != 1 || load<u16>(r, M_NB_SEGS) != 1 || (load<u32>(r, M_OL_FLAGS_HI) & OL_HI_INDIRECT) != 0 || dataOff < NET_HDR_SIZE) break;
+    const hdr = load<u32>(r, M_BUF_ADDR) + dataOff - NET_HDR_SIZE;
+    store<u32>(hdr, 0);
+    store<u32>(hdr, 0, 4);
+    store<u32>(hdr, 0, 8);
+    const head = freeHead;
+    const next = <u32>load<u16>(nextFree + (head << 1));
+    const len = <u32>load<u16>(r, M_DATA_LEN);
+    const d = desc + head * DESC_SIZE;
+    store<u32>(d, hdr);
+    store<u32>(d, gpaHi, 4);
+    store<u32>(d, len + NET_HDR_SIZE, 8);
+    store<u32>(d, next << 16, 12);
+    store<u32>(sw + (head << 2), m);
+    store<u16>(ndesc + (head << 1), 1);
+    store<u16>(availRing + (((idx + i) & mask) << 1), <u16>head);
+    freeHead = next;
+    numFree--;
+    bytes += load<u32>(r, M_PKT_LEN);
+  }
+  store<f64>(state, <f64>freeHead, G_FREE_HEAD);
+  store<f64>(state, <f64>numFree, G_NUM_FREE);
+  if (i > 0) {
+    store<f64>(stats, load<f64>(stats, Q_PACKETS) + <f64>i, Q_PACKETS);
+    store<f64>(stats, load<f64>(stats, Q_BYTES) + <f64>bytes, Q_BYTES);
+  }
+  return i;
 }
