@@ -60,9 +60,16 @@ export interface FwdKernel {
   ): number;
 }
 
+/** net_nicsim's hardware (src/kernels/as/nicsim.ts; twin: nicsimXmitTs in drivers/nicsim/hw.ts). */
+export interface NicsimKernel {
+  /** Offsets are heap byte offsets of queue blocks; `rxq` 0 means the cable's other end is down. */
+  nicsimXmit(txq: number, rxq: number, budget: number): number;
+}
+
 export interface Kernels {
   readonly mbuf: MbufKernel;
   readonly fwd: FwdKernel;
+  readonly nicsim: NicsimKernel;
   /** Layout values the kernels were compiled with, checked by tests against the TypeScript side. */
   readonly layout: Readonly<Record<string, number>>;
 }
@@ -105,6 +112,7 @@ export function loadKernels(memory: WebAssembly.Memory): Kernels {
   return {
     mbuf: instance('mbuf') as unknown as MbufKernel,
     fwd: instance('fwd') as unknown as FwdKernel,
+    nicsim: instance('nicsim') as unknown as NicsimKernel,
     layout,
   };
 }
