@@ -136,6 +136,11 @@ export class NicsimHw {
     this.cpuBy = dev;
   }
 
+  /** Where the hardware thread is: for diagnostics and tests. */
+  get threadState(): 'none' | 'booting' | 'running' | 'exited' | 'cancelled' {
+    return (['none', 'booting', 'running', 'exited', 'cancelled'] as const)[Atomics.load(this.i32, this.w + D_STATE)]!;
+  }
+
   /** The CPU the thread is pinned to, if any. */
   get hwCpu(): number | undefined {
     return this.cpu;
