@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, statSync, readdirSync } from 'node:fs';
 const SRC = 'src/kernels/as';
 const OUT = 'build/kernels';
 // Entry points: one wasm module each. layout.ts is shared by all.
-const KERNELS = ['mbuf', 'fwd', 'vhost'];
+const KERNELS = ['mbuf', 'fwd', 'vhost', 'nicsim'];
 const FLAGS = ['-O3', '--noAssert', '--runtime', 'stub', '--importMemory', '--sharedMemory', '--initialMemory', '1', '--maximumMemory', '65536', '--enable', 'threads,simd'];
 
 function mtime(p) {

@@ -391,10 +391,18 @@ export function checkTxThresholds(where: string, nbDesc: number, conf: TxQueueCo
   const free = conf.txFreeThresh ?? 0;
   if (rs === 0 && free === 0) return;
   if (nbDesc === 0) return; // the driver has no descriptor ring: thresholds do not apply
-  const rsEff = rs || 32;
-  const freeEff = free || 32;
+  const { rs: rsEff, free: freeEff } = txThresholds(nbDesc, conf);
   if (rsEff >= nbDesc - 2) throw new ArgError(`${where}: tx_rs_thresh=${rsEff} must be less than nb_desc - 2 (${nbDesc - 2})`);
   if (freeEff >= nbDesc - 3) throw new ArgError(`${where}: tx_free_thresh=${freeEff} must be less than nb_desc - 3 (${nbDesc - 3})`);
   if (rsEff > freeEff) throw new ArgError(`${where}: tx_rs_thresh=${rsEff} must be less than or equal to tx_free_thresh=${freeEff}`);
   if (nbDesc % rsEff !== 0) throw new ArgError(`${where}: tx_rs_thresh=${rsEff} must be a divisor of nb_desc=${nbDesc}`);
+  // Otherwise the DD bit checked at tx_next_dd could be the previous lap's write-back.
+  if (rsEff + freeEff > nbDesc) throw new ArgError(`${where}: tx_rs_thresh=${rsEff} + tx_free_thresh=${freeEff} must not exceed nb_desc=${nbDesc}`);
+}
+
+/** DPDK's tx defaults (i40e): free 32; rs 32, or nb_desc - free when 32 + free would not fit. 0 means "default". */
+export function txThresholds(nbDesc: number, conf: TxQueueConf): { rs: number; free: number } {
+  const free = conf.txFreeThresh || 32;
+  const rs = conf.txRsThresh || (32 + free > nbDesc ? nbDesc - free : 32);
+  return { rs, free };
 }

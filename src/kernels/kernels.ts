@@ -69,10 +69,17 @@ export interface FwdKernel {
   ): number;
 }
 
+/** net_nicsim's hardware (src/kernels/as/nicsim.ts; twin: nicsimXmitTs in drivers/nicsim/hw.ts). */
+export interface NicsimKernel {
+  /** Offsets are heap byte offsets of queue blocks; `rxq` 0 means the cable's other end is down. */
+  nicsimXmit(txq: number, rxq: number, budget: number): number;
+}
+
 export interface Kernels {
   readonly mbuf: MbufKernel;
   readonly fwd: FwdKernel;
   readonly vhost: VhostKernel;
+  readonly nicsim: NicsimKernel;
   /** Layout values the kernels were compiled with, checked by tests against the TypeScript side. */
   readonly layout: Readonly<Record<string, number>>;
 }
@@ -116,6 +123,7 @@ export function loadKernels(memory: WebAssembly.Memory): Kernels {
     mbuf: instance('mbuf') as unknown as MbufKernel,
     fwd: instance('fwd') as unknown as FwdKernel,
     vhost: instance('vhost') as unknown as VhostKernel,
+    nicsim: instance('nicsim') as unknown as NicsimKernel,
     layout,
   };
 }

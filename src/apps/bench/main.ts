@@ -12,7 +12,7 @@ import { ArgError } from '../../errors.js';
 import { machineFacts } from './machine.js';
 import { MIN_PAIRS, validateConfig, type Dims, type MatrixConfig } from './matrix.js';
 import { runMatrix } from './matrix-run.js';
-import { presets } from './presets.js';
+import { presetAliases, presets } from './presets.js';
 import { compareReports, readReport, type BenchReport } from './report.js';
 import { renderHtml } from './render-html.js';
 import { renderCompare, renderText } from './render-text.js';
@@ -83,7 +83,7 @@ export async function benchMain(argv: string[]): Promise<number> {
     throw new ArgError(`bench: ${(e as Error).message}\n\n${BENCH_USAGE}`);
   }
   const { values: v, positionals } = parsed;
-  const help = () => `${BENCH_USAGE}\nPresets: ${[...presets.keys(), ...MICRO_ALIASES.keys()].join(', ')}\nMicro-benchmarks: ${listBenchmarks().join(', ')}\n`;
+  const help = () => `${BENCH_USAGE}\nPresets: ${[...presets.keys(), ...MICRO_ALIASES.keys()].join(', ')} (aliases: ${[...presetAliases].map(([a, p]) => `${a} = ${p}`).join(', ')})\nMicro-benchmarks: ${listBenchmarks().join(', ')}\n`;
   if (v.help) {
     process.stdout.write(help());
     return 0;
@@ -94,7 +94,8 @@ export async function benchMain(argv: string[]): Promise<number> {
     process.stdout.write(renderCompare(a, b, compareReports(readReport(a), readReport(b))));
     return 0;
   }
-  const name = v.preset ?? (v.config === undefined ? positionals[0] : undefined);
+  const given = v.preset ?? (v.config === undefined ? positionals[0] : undefined);
+  const name = given === undefined ? undefined : (presetAliases.get(given) ?? given);
   if (v.config === undefined && name === undefined) {
     process.stderr.write(help());
     return 2;
@@ -156,7 +157,7 @@ export function applyOverrides(config: MatrixConfig, v: Overrides): MatrixConfig
   if (v.pairs !== undefined) c.pairs = int('--pairs', v.pairs);
   if (v.seconds !== undefined) c.seconds = int('--seconds', v.seconds);
   if (v.warmup !== undefined) c.warmup = int('--warmup', v.warmup, 0);
-  const only = <K extends keyof Dims>(key: K, list: Dims[K]) => {
+  const only = <K extends 'engines' | 'sizes' | 'lcores' | 'bursts'>(key: K, list: Dims[K]) => {
     const keep = new Set<string | number>(list);
     c.matrix = c.matrix.map((b) => ({ ...b, [key]: (b[key] ?? list).filter((x: string | number) => keep.has(x)) })).filter((b) => (b[key] as unknown[]).length > 0);
     if (c.matrix.length === 0) throw new ArgError(`bench --${key} ${list.join(',')}: no cell of ${c.name} has any of these`);

@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ArgError } from '../../errors.js';
 import { engines } from '../testpmd/fwd/index.js';
+import { NICSIM_DEFAULT_DESC } from '../../drivers/nicsim/nicsim.js';
 import type { System } from './testpmd-run.js';
 
 /** One arm of a cell: a system and the testpmd options that make it different. */
@@ -24,6 +25,8 @@ export interface Variant {
    * so a change and the commit before it alternate in one run.
    */
   checkout?: string;
+  /** dpkit only: devargs added to every port, e.g. 'tx_free_mode=single' (net_nicsim's reclaim arms). */
+  devargs?: string;
 }
 
 /** A block of the matrix: its cells are the cross product of these lists. */
@@ -32,16 +35,25 @@ export interface Dims {
   sizes: number[];
   lcores: number[];
   bursts: number[];
+  /** [tx_rs_thresh, tx_free_thresh] pairs (--txrst, --txfreet); empty: the driver's defaults. */
+  txThresh: [number, number][];
 }
 
-/** What testpmd forwards between: two net_null ports, or two net_pcap ports replaying a capture of the cell's size. */
-export type PortKind = 'null' | 'pcap-replay';
+/**
+ * What testpmd forwards between: two net_null ports, two net_pcap ports
+ * replaying a capture of the cell's size, or two net_nicsim ports cabled
+ * together (a loop fed by --tx-first, the model's hardware thread on CPU 0
+ * beside the sleeping main lcore).
+ */
+export type PortKind = 'null' | 'pcap-replay' | 'nicsim';
 
 export interface MatrixConfig {
   name: string;
   title: string;
   /** The ports of every run (default 'null'). */
   ports?: PortKind;
+  /** Descriptors per rx and tx queue (--rxd, --txd); default: the driver's. */
+  nbDesc?: number;
   /** The union of these blocks' cross products, in order; later blocks fill in what earlier ones leave out. */
   matrix: Partial<Dims>[];
   /** Arms, baseline first. */
@@ -64,13 +76,15 @@ export interface Cell {
   size: number;
   lcores: number;
   burst: number;
+  /** [tx_rs_thresh, tx_free_thresh], when the cell sets them. */
+  txThresh?: [number, number];
 }
 
-const DEFAULT_DIMS: Dims = { engines: ['io'], sizes: [64], lcores: [1], bursts: [32] };
+const DEFAULT_DIMS: Dims = { engines: ['io'], sizes: [64], lcores: [1], bursts: [32], txThresh: [] };
 export const MIN_PAIRS = 5;
 
 export function cellId(c: Omit<Cell, 'id'>): string {
-  return `${c.engine} ${c.size} B ${c.lcores}c burst ${c.burst}`;
+  return `${c.engine} ${c.size} B ${c.lcores}c burst ${c.burst}${c.txThresh ? ` rs/free ${c.txThresh[0]}/${c.txThresh[1]}` : ''}`;
 }
 
 /** The cells of a config, without duplicates, in declaration order. */
@@ -81,10 +95,12 @@ export function expandCells(config: MatrixConfig): Cell[] {
     for (const engine of d.engines)
       for (const lcores of d.lcores)
         for (const size of d.sizes)
-          for (const burst of d.bursts) {
-            const id = cellId({ engine, size, lcores, burst });
-            if (!out.has(id)) out.set(id, { id, engine, size, lcores, burst });
-          }
+          for (const burst of d.bursts)
+            for (const txThresh of d.txThresh.length ? d.txThresh : [undefined]) {
+              const cell = { engine, size, lcores, burst, ...(txThresh ? { txThresh } : {}) };
+              const id = cellId(cell);
+              if (!out.has(id)) out.set(id, { id, ...cell });
+            }
   }
   return [...out.values()];
 }
@@ -112,6 +128,9 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     if (b.sizes !== undefined) ints(b.sizes, `matrix[${i}].sizes`, 64, 9000);
     if (b.lcores !== undefined) ints(b.lcores, `matrix[${i}].lcores`, 1, 64);
     if (b.bursts !== undefined) ints(b.bursts, `matrix[${i}].bursts`, 1, 512);
+    if (b.txThresh !== undefined && !(Array.isArray(b.txThresh) && b.txThresh.every((t) => Array.isArray(t) && t.length === 2 && t.every((x) => Number.isInteger(x) && x >= 1 && x <= 4096)))) {
+      fail(`matrix[${i}].txThresh: expected a list of [tx_rs_thresh, tx_free_thresh] pairs of integers in [1, 4096]`);
+    }
   });
   if (!Array.isArray(config.variants) || config.variants.length === 0) fail('variants: expected at least one arm');
   const names = new Set<string>();
@@ -121,6 +140,8 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     names.add(v.name);
     if (v.system !== undefined && v.system !== 'dpkit' && v.system !== 'dpdk') fail(`variants.${v.name}.system: expected dpkit or dpdk`);
     if (v.args !== undefined && !(Array.isArray(v.args) && v.args.every((a) => typeof a === 'string'))) fail(`variants.${v.name}.args: expected a list of strings`);
+    if (v.devargs !== undefined && (typeof v.devargs !== 'string' || v.system === 'dpdk')) fail(`variants.${v.name}.devargs: expected a string, on a dpkit arm`);
+    if (config.ports === 'nicsim' && v.system === 'dpdk') fail(`variants.${v.name}: net_nicsim is dpkit's model NIC; DPDK's testpmd cannot run it`);
     if (v.checkout !== undefined) {
       if (v.system === 'dpdk') fail(`variants.${v.name}.checkout: only dpkit arms run another checkout`);
       if (typeof v.checkout !== 'string' || !existsSync(join(v.checkout, 'bin', 'dpkit.js'))) fail(`variants.${v.name}.checkout: ${String(v.checkout)} is not a dpkit checkout (no bin/dpkit.js)`);
@@ -129,7 +150,8 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
   for (const pair of config.compare ?? []) {
     if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => names.has(n))) fail(`compare: ${JSON.stringify(pair)} is not a pair of arm names`);
   }
-  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay') fail('ports: expected null or pcap-replay');
+  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim') fail('ports: expected null, pcap-replay or nicsim');
+  if (config.nbDesc !== undefined && !(Number.isInteger(config.nbDesc) && config.nbDesc >= 64 && config.nbDesc <= 4096)) fail('nbDesc: expected an integer in [64, 4096]');
   if (!Number.isInteger(config.pairs) || config.pairs < 2) fail('pairs: expected an integer of at least 2');
   // testpmd's periodic statistics come once a second: whole seconds only.
   if (!Number.isInteger(config.seconds) || config.seconds < 1) fail('seconds: expected a whole number of seconds, 1 or more');
@@ -138,27 +160,39 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
 }
 
 /**
- * The command line of one run: two ports of the cell's size (null, or pcap
- * replaying `capture`, a file of packets of that size), its lcores with as
- * many queues per port, placed the same way for both systems: main lcore on
- * CPU 0, forwarding lcore i on CPU i modulo the CPUs (on 2 cores the sleeping
- * main lcore shares a CPU: `--lcores 0@0,1@1,2@0`).
+ * The command line of one run: two ports of the cell's size (null, pcap
+ * replaying `capture`, a file of packets of that size, or two cabled
+ * nicsim ports), its lcores with as many queues per port, placed the same
+ * way for both systems: main lcore on CPU 0, forwarding lcore i on CPU i
+ * modulo the CPUs (on 2 cores the sleeping main lcore shares a CPU:
+ * `--lcores 0@0,1@1,2@0`). The nicsim model's hardware thread runs on CPU 0
+ * too, so one forwarding lcore has CPU 1 to itself.
  */
-export function testpmdArgs(cell: Cell, variant: Variant, cpus = availableParallelism(), ports: PortKind = 'null', capture = ''): { eal: string[]; app: string[] } {
+export function testpmdArgs(cell: Cell, variant: Variant, cpus = availableParallelism(), ports: PortKind = 'null', capture = '', nbDesc = 0): { eal: string[]; app: string[] } {
   const placement = ['0@0'];
   for (let i = 1; i <= cell.lcores; i++) placement.push(`${i}@${i % cpus}`);
-  const vdev = (i: number) => (ports === 'null' ? `net_null${i},size=${cell.size}` : `net_pcap${i},rx_pcap=${capture},infinite_rx=1`);
+  const extra = variant.devargs ? `,${variant.devargs}` : '';
+  const vdev = (i: number) => {
+    if (ports === 'null') return `net_null${i},size=${cell.size}${extra}`;
+    if (ports === 'pcap-replay') return `net_pcap${i},rx_pcap=${capture},infinite_rx=1${extra}`;
+    return i === 0 ? `net_nicsim0,peer=net_nicsim1,hw_cpu=0${extra}` : `net_nicsim1${extra}`;
+  };
+  // A loop of cabled ports forwards only what was injected: enough to fill both ports' rx rings twice over.
+  const loopFill = Math.ceil((2 * (nbDesc || NICSIM_DEFAULT_DESC)) / cell.burst);
   return {
     eal: ['--lcores', placement.join(','), '--vdev', vdev(0), '--vdev', vdev(1)],
     app: [
       // DPDK's testpmd would otherwise drain the capture's first packets before forwarding.
-      ...(ports === 'null' ? [] : ['--no-flush-rx']),
+      ...(ports === 'pcap-replay' ? ['--no-flush-rx'] : []),
       `--forward-mode=${cell.engine}`,
       `--burst=${cell.burst}`,
       `--txpkts=${cell.size}`,
       `--nb-cores=${cell.lcores}`,
       `--rxq=${cell.lcores}`,
       `--txq=${cell.lcores}`,
+      ...(nbDesc ? [`--rxd=${nbDesc}`, `--txd=${nbDesc}`] : []),
+      ...(cell.txThresh ? [`--txrst=${cell.txThresh[0]}`, `--txfreet=${cell.txThresh[1]}`] : []),
+      ...(ports === 'nicsim' ? [`--tx-first-bursts=${loopFill}`] : []),
       ...(variant.args ?? []),
     ],
   };

@@ -1,10 +1,15 @@
 /**
  * Built-in matrices (`dpkit bench --preset NAME`, or `dpkit bench NAME`).
- * seed-txfree (seed 002) and seed-vhost (seed 003) join them with the NIC
- * model and vhost issues: their arms need drivers dpkit does not have yet.
+ * seed-vhost (seed 003) is not a matrix: its host and guest must share one
+ * dpkit process, so it is the `vhost` micro-benchmark (bench/vhost.ts),
+ * DPDK's pair beside it.
  */
+import { TX_FREE_MODES } from '../../ethdev/tx-reclaim.js';
 import { MACSWAP_VARIANTS } from '../testpmd/fwd/engine.js';
 import type { MatrixConfig } from './matrix.js';
+
+/** Short names for presets: `npm run bench -- txfree`. */
+export const presetAliases: ReadonlyMap<string, string> = new Map([['txfree', 'seed-txfree']]);
 
 const SIZES = [64, 128, 256, 512, 1024, 1518];
 
@@ -41,6 +46,23 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
         ['scalar', 'simd-interleave'],
         ['dpdk', 'simd-interleave'],
       ],
+      pairs: 5,
+      seconds: 3,
+      warmup: 1,
+    },
+  ],
+  [
+    'seed-txfree',
+    {
+      name: 'seed-txfree',
+      title: "tx free study (seed 002): 2 cabled net_nicsim ports (ring 1024, fast free), io on one lcore, the model's hardware on the other CPU, Mpps summed over ports",
+      ports: 'nicsim',
+      nbDesc: 1024,
+      // Seed 002's columns: tx_rs_thresh/tx_free_thresh pairs on i40e with 1024 descriptors.
+      matrix: [{ engines: ['io'], sizes: [64], lcores: [1], txThresh: [[32, 32], [256, 256], [512, 512]] }],
+      // Its rows: one put per mbuf (the base), putBulk through a 64-entry array (merged), one array for the batch.
+      // Fast free, as the seed measured: without it bulk64 and bulkall free the same way (refcounts, runs of 64).
+      variants: TX_FREE_MODES.map((m) => ({ name: m, devargs: `tx_free_mode=${m}`, args: ['--tx-offloads=0x10000'] })),
       pairs: 5,
       seconds: 3,
       warmup: 1,

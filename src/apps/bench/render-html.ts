@@ -101,14 +101,24 @@ export function svgChart(spec: ChartSpec): string {
   return `<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(spec.title)}">${parts.join('')}</svg>`;
 }
 
-/** Cells grouped by everything but the packet size: one pair of charts each. */
+/** A cell's place on a chart's x axis: its packet size, and its tx thresholds when it sets them. */
+function xLabel(c: CellResult): string {
+  return c.txThresh ? `${c.size} B, ${c.txThresh[0]}/${c.txThresh[1]}` : `${c.size} B`;
+}
+
+function xTitle(g: CellResult[]): string {
+  return g.some((c) => c.txThresh) ? 'packet size, tx_rs_thresh/tx_free_thresh' : 'packet size';
+}
+
+/** Cells grouped by everything but the packet size and tx thresholds: one pair of charts each. */
 function groups(cells: CellResult[]): CellResult[][] {
   const m = new Map<string, CellResult[]>();
   for (const c of cells) {
     const k = `${c.engine} ${c.lcores} ${c.burst}`;
     m.set(k, [...(m.get(k) ?? []), c]);
   }
-  return [...m.values()].map((g) => g.sort((a, b) => a.size - b.size));
+  // Cells that differ in tx thresholds keep their declaration order (the x axis names them).
+  return [...m.values()].map((g) => (g.some((c) => c.txThresh) ? g : g.sort((a, b) => a.size - b.size)));
 }
 
 export function renderHtml(r: BenchReport): string {
@@ -116,12 +126,12 @@ export function renderHtml(r: BenchReport): string {
   for (const g of groups(r.cells)) {
     const c0 = g[0]!;
     const name = `${c0.engine}, ${c0.lcores} lcore${c0.lcores > 1 ? 's' : ''}, burst ${c0.burst}`;
-    const xLabels = g.map((c) => `${c.size} B`);
+    const xLabels = g.map(xLabel);
     const arms = c0.arms.map((a) => a.name);
     const mppsChart = svgChart({
       title: `${name}: Mpps by packet size (median, min..max)`,
       xLabels,
-      xTitle: 'packet size',
+      xTitle: xTitle(g),
       yTitle: 'Mpps',
       fromZero: true,
       series: arms.map((arm) => ({
@@ -134,7 +144,7 @@ export function renderHtml(r: BenchReport): string {
       ? svgChart({
           title: `${name}: ratio B / A with its 95 % interval`,
           xLabels,
-          xTitle: 'packet size',
+          xTitle: xTitle(g),
           yTitle: 'B / A',
           fromZero: false,
           ref: 1,
@@ -148,7 +158,7 @@ export function renderHtml(r: BenchReport): string {
       .map((c) => {
         const arm = c.arms.map((a) => `<td>${mpps(a.median)}<span class="range"> [${mpps(a.min)}..${mpps(a.max)}]</span></td>`).join('');
         const cmp = c.comparisons.map((k) => `<td class="${k.verdict === 'faster' ? 'up' : k.verdict === 'slower' ? 'down' : 'same'}">${esc(ciText(k))}</td>`).join('');
-        return `<tr><td>${c.size} B</td>${arm}${cmp}</tr>`;
+        return `<tr><td>${esc(xLabel(c))}</td>${arm}${cmp}</tr>`;
       })
       .join('');
     const head = `<tr><th>size</th>${arms.map((a) => `<th>${esc(a)} Mpps</th>`).join('')}${cmps.map(([a, b]) => `<th>${esc(b)} vs ${esc(a)}</th>`).join('')}</tr>`;

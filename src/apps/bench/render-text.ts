@@ -28,7 +28,7 @@ export function renderText(r: BenchReport): string {
   out.push(`${r.machine.cpu}, ${r.machine.cores} cores, node ${r.machine.node}, DPDK ${r.machine.dpdk ?? 'not installed'}; ${r.config.pairs} pairs x ${r.config.seconds} s (+${r.config.warmup} s warm-up) per arm and cell`);
   out.push(LINE);
   for (const c of r.cells) {
-    const head = `TEST ${c.engine.toUpperCase()} ${c.size}B ${c.lcores}Q ${c.lcores}C${c.burst === 32 ? '' : ` burst ${c.burst}`}`;
+    const head = `TEST ${c.engine.toUpperCase()} ${c.size}B ${c.lcores}Q ${c.lcores}C${c.burst === 32 ? '' : ` burst ${c.burst}`}${c.txThresh ? ` RS/FREE ${c.txThresh[0]}/${c.txThresh[1]}` : ''}`;
     out.push(`${head}: <arm : Mpps median [min..max]>`);
     for (const a of c.arms) out.push(` - ${a.name} : ${mpps(a.median)} [${mpps(a.min)}..${mpps(a.max)}]`);
     if (c.comparisons.length) {

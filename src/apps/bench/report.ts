@@ -90,7 +90,7 @@ export function lcoreScaling(cells: CellResult[]): Scaling[] {
   const out: Scaling[] = [];
   for (const c of cells) {
     if (c.lcores === 1) continue;
-    const one = cells.find((o) => o.lcores === 1 && o.engine === c.engine && o.size === c.size && o.burst === c.burst);
+    const one = cells.find((o) => o.lcores === 1 && o.engine === c.engine && o.size === c.size && o.burst === c.burst && String(o.txThresh) === String(c.txThresh));
     if (!one) continue;
     for (const arm of c.arms) {
       const base = one.arms.find((a) => a.name === arm.name);

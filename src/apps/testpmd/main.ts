@@ -36,7 +36,7 @@ export async function testpmdMain(argv: string[]): Promise<number> {
   if (opts.interactive) return runShell(pmd, log);
 
   log('No commandline core given, start packet forwarding');
-  pmd.start(opts.txFirst ? 1 : 0);
+  pmd.start(opts.txFirst ? opts.txFirstBursts : 0);
 
   let reason = '';
   let watch: NodeJS.Timeout | undefined;

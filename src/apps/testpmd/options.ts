@@ -34,10 +34,16 @@ export interface TestpmdOptions {
   txPkts: number[];
   txFreeThresh: number;
   txRsThresh: number;
+  /** rx_free_thresh of every rx queue (0: the driver's default). */
+  rxFreeThresh: number;
+  /** RTE_ETH_TX_OFFLOAD_* bits of every port (--tx-offloads), e.g. MBUF_FAST_FREE 0x10000. */
+  txOffloads: number;
   statsPeriod: number;
   ethPeers: Map<number, Uint8Array>;
   portTopology: PortTopology;
   txFirst: boolean;
+  /** dpkit: bursts --tx-first sends on each stream (interactive `start tx_first N`), default 1. */
+  txFirstBursts: number;
   txOnlyMultiFlow: boolean;
   flowgenFlows: number;
   txIp: [number, number] | undefined;
@@ -77,6 +83,8 @@ testpmd options:
   --total-num-mbufs=N    mbufs in the pool (default: testpmd's formula)
   --txpkts=A[,B...]      segment lengths of generated packets (default 64)
   --txfreet=N --txrst=N  tx free / RS-bit thresholds
+  --rxfreet=N            rx free threshold (descriptors refilled at once)
+  --tx-offloads=0xN      tx offload bits of every port, e.g. 0x10000 (MBUF_FAST_FREE)
   --stats-period=S       print port statistics every S seconds
   --eth-peer=P,MAC       peer address of port P (repeatable)
   --port-topology=T      paired (default), chained or loop
@@ -89,6 +97,8 @@ dpkit options:
   --duration=S           forward S seconds, print the final statistics, exit
   --json                 final statistics as JSON on stdout (messages go to stderr)
   --datapath=wasm|ts     WebAssembly kernels (default) or their TypeScript twins
+  --tx-first-bursts=N    with --tx-first, N bursts per stream (start tx_first N), e.g. to fill
+                         a loop of cabled net_nicsim ports
   --macswap-kernel=V     scalar, simd, simd-ofl, simd-interleave (default; seeds 000/001)
 `;
 
@@ -143,10 +153,13 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
       txpkts: { type: 'string' },
       txfreet: { type: 'string' },
       txrst: { type: 'string' },
+      rxfreet: { type: 'string' },
+      'tx-offloads': { type: 'string' },
       'stats-period': { type: 'string' },
       'eth-peer': { type: 'string', multiple: true },
       'port-topology': { type: 'string' },
       'tx-first': { type: 'boolean' },
+      'tx-first-bursts': { type: 'string' },
       'txonly-multi-flow': { type: 'boolean' },
       'flowgen-flows': { type: 'string' },
       'tx-ip': { type: 'string' },
@@ -211,10 +224,13 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
     txPkts,
     txFreeThresh: optInt('txfreet', 0, 0, 0xffff),
     txRsThresh: optInt('txrst', 0, 0, 0xffff),
+    rxFreeThresh: optInt('rxfreet', 0, 0, 0xffff),
+    txOffloads: str('tx-offloads') === undefined ? 0 : hexOrInt('--tx-offloads', str('tx-offloads')!),
     statsPeriod: optInt('stats-period', 0, 0, 86400),
     ethPeers,
     portTopology: topology,
-    txFirst: a['tx-first'] === true,
+    txFirst: a['tx-first'] === true || str('tx-first-bursts') !== undefined,
+    txFirstBursts: optInt('tx-first-bursts', 1, 1, 1 << 20),
     txOnlyMultiFlow: a['txonly-multi-flow'] === true,
     flowgenFlows: optInt('flowgen-flows', 1024, 1, 1 << 24),
     txIp: str('tx-ip') === undefined ? undefined : pair('--tx-ip', str('tx-ip')!, ipv4),
@@ -298,6 +314,13 @@ function range(lo: number, hi: number): number[] {
 function int(what: string, v: string, min: number, max: number): number {
   const n = Number(v);
   if (v.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new ArgError(`${what}=${v}: expected an integer in [${min}, ${max}]`);
+  return n;
+}
+
+/** An offload mask as testpmd takes it: 0x hex or decimal, 32 bits here (dpkit's offload bits are all below 2^32). */
+function hexOrInt(what: string, v: string): number {
+  const n = /^0x[0-9a-f]+$/i.test(v) ? parseInt(v.slice(2), 16) : /^\d+$/.test(v) ? Number(v) : NaN;
+  if (!Number.isInteger(n) || n > 0xffffffff) throw new ArgError(`${what}=${v}: expected a mask such as 0x10000`);
   return n;
 }
 

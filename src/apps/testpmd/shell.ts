@@ -49,7 +49,7 @@ export async function runShell(pmd: Testpmd, log: (line: string) => void): Promi
     historySize: 1000,
     completer: (line: string): [string[], string] => [COMMANDS.filter((c) => c.startsWith(line)), line],
   });
-  if (pmd.opts.autoStart) pmd.start(pmd.opts.txFirst ? 1 : 0);
+  if (pmd.opts.autoStart) pmd.start(pmd.opts.txFirst ? pmd.opts.txFirstBursts : 0);
   let failure: unknown;
   pmd.failed().catch((e: unknown) => {
     failure = e;

@@ -132,6 +132,7 @@ export class Testpmd {
       txOnlyMultiFlow: opts.txOnlyMultiFlow,
       flowgenFlows: opts.flowgenFlows,
       macswapKernel: opts.macswapKernel,
+      txOffloads: opts.txOffloads,
     };
     if (opts.txIp) [this.config.txIpSrc, this.config.txIpDst] = opts.txIp;
     if (opts.txUdp) [this.config.txUdpSrc, this.config.txUdpDst] = opts.txUdp;
@@ -148,8 +149,8 @@ export class Testpmd {
     const o = this.opts;
     this.log(`Configuring Port ${p} (socket 0)`);
     this.ethdev.configure(p, o.rxq, o.txq);
-    for (let q = 0; q < o.rxq; q++) this.ethdev.rxQueueSetup(p, q, o.rxd, this.pool);
-    for (let q = 0; q < o.txq; q++) this.ethdev.txQueueSetup(p, q, o.txd, { txFreeThresh: o.txFreeThresh, txRsThresh: o.txRsThresh });
+    for (let q = 0; q < o.rxq; q++) this.ethdev.rxQueueSetup(p, q, o.rxd, this.pool, { rxFreeThresh: o.rxFreeThresh });
+    for (let q = 0; q < o.txq; q++) this.ethdev.txQueueSetup(p, q, o.txd, { txFreeThresh: o.txFreeThresh, txRsThresh: o.txRsThresh, offloads: o.txOffloads });
     this.ethdev.start(p);
     this.log(`Port ${p}: ${formatMac(this.ethdev.macAddr(p))}`);
   }
@@ -206,12 +207,12 @@ export class Testpmd {
     lines.push(`  nb forwarding cores=${this.streams.length} - nb forwarding ports=${this.ports.length}`);
     for (const p of this.ports) {
       lines.push(`  port ${p}: RX queue number: ${o.rxq} Tx queue number: ${o.txq}`);
-      lines.push('    Rx offloads=0x0 Tx offloads=0x0');
+      lines.push(`    Rx offloads=0x0 Tx offloads=0x${o.txOffloads.toString(16)}`);
       for (let q = 0; q < o.rxq; q++) {
-        lines.push(`    RX queue: ${q}`, `      RX desc=${this.ethdev.rxDesc(p, q)} - RX free threshold=0`);
+        lines.push(`    RX queue: ${q}`, `      RX desc=${this.ethdev.rxDesc(p, q)} - RX free threshold=${o.rxFreeThresh}`);
       }
       for (let q = 0; q < o.txq; q++) {
-        lines.push(`    TX queue: ${q}`, `      TX desc=${this.ethdev.txDesc(p, q)} - TX free threshold=${o.txFreeThresh}`, `      TX offloads=0x0 - TX RS bit threshold=${o.txRsThresh}`);
+        lines.push(`    TX queue: ${q}`, `      TX desc=${this.ethdev.txDesc(p, q)} - TX free threshold=${o.txFreeThresh}`, `      TX offloads=0x${o.txOffloads.toString(16)} - TX RS bit threshold=${o.txRsThresh}`);
       }
     }
     return lines.join('\n');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyOverrides } from '../../../src/apps/bench/main.js';
 import { comparisons, expandCells, testpmdArgs, validateConfig, type MatrixConfig } from '../../../src/apps/bench/matrix.js';
-import { presets } from '../../../src/apps/bench/presets.js';
+import { presetAliases, presets } from '../../../src/apps/bench/presets.js';
 
 const base = (): MatrixConfig => ({
   name: 't',
@@ -51,6 +51,26 @@ describe('bench matrix', () => {
     assert.deepEqual(a.eal, ['--lcores', '0@0,1@1,2@0', '--vdev', 'net_null0,size=128', '--vdev', 'net_null1,size=128']);
     assert.deepEqual(a.app, ['--forward-mode=macswap', '--burst=64', '--txpkts=128', '--nb-cores=2', '--rxq=2', '--txq=2', '--macswap-kernel=simd']);
     assert.equal(testpmdArgs(cell!, { name: 'x' }, 4).eal[1], '0@0,1@1,2@2');
+  });
+
+  it('seed-txfree (alias txfree): cells per tx threshold pair, arms per free mode, two cabled nicsim ports fed by tx_first', () => {
+    const p = presets.get(presetAliases.get('txfree')!)!;
+    const cells = expandCells(p);
+    assert.deepEqual(cells.map((c) => c.id), ['io 64 B 1c burst 32 rs/free 32/32', 'io 64 B 1c burst 32 rs/free 256/256', 'io 64 B 1c burst 32 rs/free 512/512']);
+    assert.deepEqual(p.variants.map((v) => v.name), ['single', 'bulk64', 'bulkall']);
+    assert.deepEqual(comparisons(p, ['single', 'bulk64', 'bulkall']), [['single', 'bulk64'], ['single', 'bulkall']], 'each mode as % vs the base');
+    const a = testpmdArgs(cells[1]!, p.variants[0]!, 2, p.ports, '', p.nbDesc);
+    assert.deepEqual(a.eal, ['--lcores', '0@0,1@1', '--vdev', 'net_nicsim0,peer=net_nicsim1,hw_cpu=0,tx_free_mode=single', '--vdev', 'net_nicsim1,tx_free_mode=single']);
+    assert.deepEqual(a.app, ['--forward-mode=io', '--burst=32', '--txpkts=64', '--nb-cores=1', '--rxq=1', '--txq=1', '--rxd=1024', '--txd=1024', '--txrst=256', '--txfreet=256', '--tx-first-bursts=64', '--tx-offloads=0x10000']);
+    // Cells without thresholds keep their ids (saved reports and docs blocks stay comparable).
+    assert.equal(expandCells(base())[0]!.id, 'io 64 B 1c burst 32');
+  });
+
+  it('refuses a DPDK arm on nicsim ports and malformed threshold pairs', () => {
+    const nic = { ...base(), ports: 'nicsim' as const };
+    assert.throws(() => validateConfig(nic, 'cfg'), /variants.dpdk: net_nicsim is dpkit's model NIC; DPDK's testpmd cannot run it/);
+    assert.throws(() => validateConfig({ ...base(), matrix: [{ txThresh: [[32]] }] } as unknown as MatrixConfig, 'cfg'), /matrix\[0\].txThresh: expected a list of \[tx_rs_thresh, tx_free_thresh\] pairs/);
+    assert.throws(() => validateConfig({ ...base(), nbDesc: 10 }, 'cfg'), /nbDesc: expected an integer in \[64, 4096\]/);
   });
 
   it('narrows a config from the command line, and refuses narrowing to nothing', () => {

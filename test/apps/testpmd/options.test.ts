@@ -34,6 +34,14 @@ describe('testpmd command line', () => {
     assert.deepEqual(o.txPkts, [64, 64]);
   });
 
+  it('parses the descriptor-ring options: --rxfreet, --tx-offloads in hex or decimal, --tx-first-bursts', () => {
+    const o = parseTestpmdArgs(split('-- --rxfreet=64 --txrst=32 --txfreet=64 --tx-offloads=0x10000 --tx-first-bursts=16'));
+    assert.deepEqual([o.rxFreeThresh, o.txRsThresh, o.txFreeThresh, o.txOffloads, o.txFirst, o.txFirstBursts], [64, 32, 64, 0x10000, true, 16]);
+    assert.equal(parseTestpmdArgs(split('-- --tx-offloads=65536')).txOffloads, 0x10000);
+    assert.deepEqual([parseTestpmdArgs([]).txOffloads, parseTestpmdArgs([]).txFirst], [0, false]);
+    assert.throws(() => parseTestpmdArgs(split('-- --tx-offloads=fast')), /--tx-offloads=fast: expected a mask such as 0x10000/);
+  });
+
   it('rejects unknown and bad options with one clear message', () => {
     assert.throws(() => parseTestpmdArgs(split('-- --frobnicate')), /Unknown option '--frobnicate'/);
     assert.throws(() => parseTestpmdArgs(split('--duration 3')), /unknown EAL option '--duration' \(testpmd's own options go after --/);
