@@ -94,7 +94,12 @@ export class VhostQueue {
     this.copies = new CopyList(heap);
     this.extra = heap.scratch('vhost extra segments', BUF_VECTOR_MAX);
     this.st = d.state;
+    this.memTable = d.memTable;
+    this.port = d.port;
   }
+
+  private readonly memTable: number;
+  private readonly port: number;
 
   /** Follows the control plane: re-reads the ring when its generation moved. @returns whether the ring is usable. */
   private sync(): boolean {
@@ -158,7 +163,7 @@ export class VhostQueue {
     for (; sent < n; sent++) {
       if (kernel !== null) {
         // The common case for as many packets as take it, in one wasm call.
-        const done = kernel.enqueueFast(mbufs.byteOffset + sent * 4, n - sent, desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, avail - spent, this.d.memTable, perPacket ? 1 : 0);
+        const done = kernel.enqueueFast(mbufs.byteOffset + sent * 4, n - sent, desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, avail - spent, this.memTable, perPacket ? 1 : 0);
         if (done > 0) {
           if (perPacket) f[this.st + S.S_AVAIL_READS] += done;
           sent += done;
@@ -322,7 +327,7 @@ export class VhostQueue {
     const segRoom = mb.tailroom(mbufs[0]!);
     if (this.kernel !== null && mbufs.buffer === this.heap.buffer) {
       // One-descriptor packets that fit one mbuf, in one wasm call, until the first that is not.
-      got = this.kernel.dequeueFast(mbufs.byteOffset, count, ring.desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, this.d.memTable, segRoom, this.d.port);
+      got = this.kernel.dequeueFast(mbufs.byteOffset, count, ring.desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, this.memTable, segRoom, this.port);
       lastAvail = (lastAvail + got) & 0xffff;
       usedIdx = (usedIdx + got) & 0xffff;
     }
@@ -369,7 +374,7 @@ export class VhostQueue {
     const mb = this.mb;
     u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = len;
     u16[(m << H_SHIFT) + H_NB_SEGS] = nsegs;
-    u16[(m << H_SHIFT) + H_PORT] = this.d.port;
+    u16[(m << H_SHIFT) + H_PORT] = this.port;
     let seg = m;
     let segLeft = len < segRoom ? len : segRoom;
     u16[(seg << H_SHIFT) + H_DATA_LEN] = segLeft;

@@ -23,8 +23,9 @@ import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, Rx
 import { RXQ_BYTES, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats.js';
 import type { Heap } from '../../mem/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
-import { MBUF_WORD_SHIFT, OlFlags, W_PKT_LEN } from '../../mem/mbuf-layout.js';
+import { OlFlags } from '../../mem/mbuf-layout.js';
 import { Ring, type RingDescriptor } from '../../ring/ring.js';
+import { burstBytes } from '../burst-bytes.js';
 import { vdevMac } from '../mac.js';
 import type { FwdKernel } from '../../kernels/kernels.js';
 
@@ -39,14 +40,6 @@ interface RingQueueDesc extends QueueDescriptor {
   stats: number;
   /** With rss=1, a tx queue's target rings (the port's rx rings), by queue. */
   rssRings?: RingDescriptor[];
-}
-
-/** Bytes of a burst for the counters: the pktLenSum kernel for bursts in the heap, else its twin. */
-function pktLenSum(kernel: FwdKernel | null, u32: Uint32Array, burst: Uint32Array, n: number): number {
-  if (kernel !== null && burst.buffer === u32.buffer) return kernel.pktLenSum(burst.byteOffset, n);
-  let bytes = 0;
-  for (let i = 0; i < n; i++) bytes += u32[(burst[i]! << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
-  return bytes;
 }
 
 class RingRxQueue implements RxQueue {
@@ -68,7 +61,7 @@ class RingRxQueue implements RxQueue {
   rxBurst(burst: Uint32Array, n: number): number {
     const got = this.ring.dequeueBurst(burst, n);
     if (got === 0) return 0;
-    const bytes = pktLenSum(this.kernel, this.u32, burst, got);
+    const bytes = burstBytes(this.kernel, this.u32, burst, got);
     this.f64[this.d.stats + RXQ_PACKETS] += got;
     this.f64[this.d.stats + RXQ_BYTES] += bytes;
     return got;
@@ -103,7 +96,7 @@ class RingTxQueue implements TxQueue {
     // As DPDK's ring PMD: what a full ring refuses counts as tx errors (the caller still owns it).
     if (sent < n) this.f64[this.d.stats + TXQ_ERRORS] += n - sent;
     if (sent === 0) return 0;
-    const bytes = pktLenSum(this.kernel, this.u32, burst, sent);
+    const bytes = burstBytes(this.kernel, this.u32, burst, sent);
     this.f64[this.d.stats + TXQ_PACKETS] += sent;
     this.f64[this.d.stats + TXQ_BYTES] += bytes;
     return sent;
@@ -111,7 +104,7 @@ class RingTxQueue implements TxQueue {
 
   /** rss=1: every packet is taken; those their rx ring cannot hold are dropped (tx errors). */
   private rssBurst(burst: Uint32Array, n: number): number {
-    const bytes = pktLenSum(this.kernel, this.u32, burst, n);
+    const bytes = burstBytes(this.kernel, this.u32, burst, n);
     const dropped = this.rss!.spread(burst, n);
     this.f64[this.d.stats + TXQ_PACKETS] += n;
     this.f64[this.d.stats + TXQ_BYTES] += bytes;

@@ -17,13 +17,14 @@ import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, Rx
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats.js';
 import type { Heap } from '../../mem/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
-import { MBUF_WORD_SHIFT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { listen, unlisten } from '../../vhost/in-process.js';
 import { VhostDev } from '../../vhost/vhost-dev.js';
 import { VhostQueue, type VhostQueueDesc } from '../../vhost/vhost-queue.js';
 import { S_AVAIL_READS, S_BAD_CHAINS, S_CALLS, S_DROPS, S_NOMBUF } from '../../vhost/vring-state.js';
 import { Feature, bit, rxVring, txVring, type Features } from '../../virtio/virtio-net.js';
+import type { FwdKernel } from '../../kernels/kernels.js';
+import { burstBytes } from '../burst-bytes.js';
 import { vdevMac } from '../mac.js';
 
 interface VhostRxDesc extends QueueDescriptor {
@@ -37,13 +38,6 @@ interface VhostTxDesc extends QueueDescriptor {
   driver: 'net_vhost';
   vq: VhostQueueDesc;
   stats: number;
-}
-
-/** Bytes of a burst, for the counters. */
-function burstBytes(u32: Uint32Array, burst: Uint32Array, n: number): number {
-  let bytes = 0;
-  for (let i = 0; i < n; i++) bytes += u32[(burst[i]! << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
-  return bytes;
 }
 
 class VhostRxQueue implements RxQueue {
@@ -61,19 +55,26 @@ class VhostRxQueue implements RxQueue {
     this.pool = Mempool.attach(heap, { offset: d.pool });
     this.f64 = heap.f64;
     this.u32 = heap.u32;
+    this.kernel = heap.kernels?.fwd ?? null;
+    this.stats = d.stats;
+    this.nombuf = d.vq.state + S_NOMBUF;
   }
+
+  private readonly stats: number;
+  private readonly kernel: FwdKernel | null;
+  private readonly nombuf: number;
 
   rxBurst(burst: Uint32Array, n: number): number {
     const got = this.vq.dequeueBurst(this.pool, burst, n);
     const f = this.f64;
-    const nombuf = f[this.d.vq.state + S_NOMBUF]!;
+    const nombuf = f[this.nombuf]!;
     if (nombuf !== this.nombufSeen) {
-      f[this.d.stats + RXQ_NOMBUF] += nombuf - this.nombufSeen;
+      f[this.stats + RXQ_NOMBUF] += nombuf - this.nombufSeen;
       this.nombufSeen = nombuf;
     }
     if (got === 0) return 0;
-    f[this.d.stats + RXQ_PACKETS] += got;
-    f[this.d.stats + RXQ_BYTES] += burstBytes(this.u32, burst, got);
+    f[this.stats + RXQ_PACKETS] += got;
+    f[this.stats + RXQ_BYTES] += burstBytes(this.kernel, this.u32, burst, got);
     return got;
   }
 
@@ -96,16 +97,21 @@ class VhostTxQueue implements TxQueue {
     this.mb = new Mbufs(heap);
     this.f64 = heap.f64;
     this.u32 = heap.u32;
+    this.kernel = heap.kernels?.fwd ?? null;
+    this.stats = d.stats;
   }
+
+  private readonly stats: number;
+  private readonly kernel: FwdKernel | null;
 
   txBurst(burst: Uint32Array, n: number): number {
     const sent = this.vq.enqueueBurst(burst, n);
     const f = this.f64;
     // As DPDK's eth_vhost_tx: what the guest had no room for stays with the caller, counted.
-    if (sent < n) f[this.d.stats + TXQ_ERRORS] += n - sent;
+    if (sent < n) f[this.stats + TXQ_ERRORS] += n - sent;
     if (sent === 0) return 0;
-    f[this.d.stats + TXQ_PACKETS] += sent;
-    f[this.d.stats + TXQ_BYTES] += burstBytes(this.u32, burst, sent);
+    f[this.stats + TXQ_PACKETS] += sent;
+    f[this.stats + TXQ_BYTES] += burstBytes(this.kernel, this.u32, burst, sent);
     this.mb.freeBulk(burst, sent);
     return sent;
   }

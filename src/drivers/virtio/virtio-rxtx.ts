@@ -61,78 +61,111 @@ export interface VirtioTxDesc extends CommonDesc {
   indArea: number;
 }
 
-/** Publishes a new avail index, then wakes the device if it asked to be (event idx, or no NO_NOTIFY flag). */
-function publishAvail(heap: Heap, d: CommonDesc, idx: number, old: number): void {
-  const r = d.ring;
-  Atomics.store(heap.u16, (r.avail + 2) >>> 1, idx);
-  heap.f64[r.state + G_AVAIL_IDX] = idx;
-  if (d.kick < 0) return;
-  const want = d.eventIdx ? needEvent(Atomics.load(heap.u16, (r.used + 4 + 8 * r.num) >>> 1), idx, old) : (Atomics.load(heap.u16, r.used >>> 1) & VRING_USED_F_NO_NOTIFY) === 0;
-  if (want) {
-    Atomics.add(heap.i32, d.kick >>> 2, 1);
-    Atomics.notify(heap.i32, d.kick >>> 2);
-    heap.f64[r.state + G_KICKS]++;
+/**
+ * What both queue kinds share: heap views and the ring's numbers, copied out
+ * of the descriptor once (a field load each on the data path instead of a
+ * chain through the descriptor), and publishing the avail index.
+ */
+abstract class GuestQueue {
+  protected readonly u16: Uint16Array;
+  protected readonly u32: Uint32Array;
+  protected readonly i32: Int32Array;
+  protected readonly f64: Float64Array;
+  protected readonly mb: Mbufs;
+  protected readonly kernel: VhostKernel | null;
+  /** Heap byte offsets of the ring's parts, its size, and the f64 slots of its state and counters. */
+  protected readonly desc: number;
+  protected readonly avail: number;
+  protected readonly used: number;
+  protected readonly num: number;
+  protected readonly mask: number;
+  protected readonly st: number;
+  protected readonly stats: number;
+  private readonly kick: number;
+  private readonly eventIdx: boolean;
+
+  constructor(
+    protected readonly heap: Heap,
+    d: CommonDesc,
+  ) {
+    this.u16 = heap.u16;
+    this.u32 = heap.u32;
+    this.i32 = heap.i32;
+    this.f64 = heap.f64;
+    this.mb = new Mbufs(heap);
+    this.kernel = heap.kernels?.vhost ?? null;
+    this.desc = d.ring.desc;
+    this.avail = d.ring.avail;
+    this.used = d.ring.used;
+    this.num = d.ring.num;
+    this.mask = d.ring.num - 1;
+    this.st = d.ring.state;
+    this.stats = d.stats;
+    this.kick = d.kick;
+    this.eventIdx = d.eventIdx;
+  }
+
+  /** Publishes a new avail index, then wakes the device if it asked to be (event idx, or no NO_NOTIFY flag). */
+  protected publishAvail(idx: number, old: number): void {
+    Atomics.store(this.u16, (this.avail + 2) >>> 1, idx);
+    this.f64[this.st + G_AVAIL_IDX] = idx;
+    if (this.kick < 0) return;
+    const want = this.eventIdx ? needEvent(Atomics.load(this.u16, (this.used + 4 + 8 * this.num) >>> 1), idx, old) : (Atomics.load(this.u16, this.used >>> 1) & VRING_USED_F_NO_NOTIFY) === 0;
+    if (want) {
+      Atomics.add(this.i32, this.kick >>> 2, 1);
+      Atomics.notify(this.i32, this.kick >>> 2);
+      this.f64[this.st + G_KICKS]++;
+    }
   }
 }
 
-export class VirtioRxQueue implements RxQueue {
-  private readonly u16: Uint16Array;
-  private readonly u32: Uint32Array;
-  private readonly f64: Float64Array;
-  private readonly mb: Mbufs;
+export class VirtioRxQueue extends GuestQueue implements RxQueue {
   private readonly pool: Mempool;
   private readonly sw: Uint32Array;
   private readonly free: Uint16Array;
   private readonly refill: Uint32Array;
-  private readonly mask: number;
   private readonly heads: number;
-  private readonly st: number;
 
   constructor(
-    private readonly heap: Heap,
+    heap: Heap,
     readonly d: VirtioRxDesc,
   ) {
-    this.u16 = heap.u16;
-    this.u32 = heap.u32;
-    this.f64 = heap.f64;
-    this.mb = new Mbufs(heap);
+    super(heap, d);
     this.pool = Mempool.attach(heap, { offset: d.pool });
     this.sw = new Uint32Array(heap.buffer, d.ring.sw, d.ring.num);
     this.heads = Math.floor(d.ring.num / d.segsPerBuf);
     this.free = new Uint16Array(heap.buffer, d.freeHeads, this.heads);
     this.refill = heap.scratch('virtio rx refill', d.ring.num);
-    this.mask = d.ring.num - 1;
-    this.st = d.ring.state;
     this.mrg = d.mrg;
+    this.k = d.segsPerBuf;
     this.limit = this.heads * d.segsPerBuf;
     this.port = d.port;
+    this.rxFreeThresh = d.rxFreeThresh;
     this.cap = this.pool.bufLen - this.pool.headroom + NET_HDR_SIZE;
-    this.kernel = heap.kernels?.vhost ?? null;
   }
 
-  private readonly kernel: VhostKernel | null;
-
-  /** Plain copies of the descriptor's hot fields (a descriptor cloned into a worker is a slow dictionary object). */
   private readonly mrg: boolean;
+  /** Descriptors per posted buffer (1 with MRG_RXBUF). */
+  private readonly k: number;
   private readonly limit: number;
+  private readonly rxFreeThresh: number;
   private readonly port: number;
   /** Bytes a posted buffer holds, header included. */
   private readonly cap: number;
 
   /** Control plane, before the ring is handed to the device: every head free, then posted. */
   init(): void {
-    for (let j = 0; j < this.heads; j++) this.free[j] = j * this.d.segsPerBuf;
+    for (let j = 0; j < this.heads; j++) this.free[j] = j * this.k;
     this.f64[this.st + G_NUM_FREE] = this.heads;
     this.fill(1);
   }
 
   rxBurst(burst: Uint32Array, n: number): number {
-    const d = this.d;
     const u16 = this.u16;
     const u32 = this.u32;
     const f = this.f64;
     const st = this.st;
-    const used = d.ring.used;
+    const used = this.used;
     let lastUsed = f[st + G_LAST_USED]!;
     const ready = (Atomics.load(u16, (used + 2) >>> 1) - lastUsed) & 0xffff;
     if (ready > this.heads) {
@@ -145,7 +178,7 @@ export class VirtioRxQueue implements RxQueue {
     const mask = this.mask;
     if (this.kernel !== null && this.mrg && burst.buffer === this.heap.buffer) {
       // One-buffer packets in one wasm call (counted by it), until the first that is not.
-      got = i = this.kernel.rxFast(burst.byteOffset, n, used, mask, lastUsed, ready, this.sw.byteOffset, this.limit, this.free.byteOffset, f[st + G_NUM_FREE]!, this.cap, this.port, d.stats * 8);
+      got = i = this.kernel.rxFast(burst.byteOffset, n, used, mask, lastUsed, ready, this.sw.byteOffset, this.limit, this.free.byteOffset, f[st + G_NUM_FREE]!, this.cap, this.port, this.stats * 8);
       f[st + G_NUM_FREE] += got;
     }
     const counted = got;
@@ -176,7 +209,7 @@ export class VirtioRxQueue implements RxQueue {
         i++;
         continue;
       }
-      if (d.mrg) {
+      if (this.mrg) {
         const nb = len >= NET_HDR_SIZE ? u16[(this.mb.mtod(m) - NET_HDR_SIZE + HDR_NUM_BUFFERS) >>> 1]! : 0;
         if (nb > 1 && nb <= this.heads && i + nb > ready) {
           this.untake(id, m); // the rest of the packet is not used yet: next burst
@@ -197,17 +230,17 @@ export class VirtioRxQueue implements RxQueue {
     }
     lastUsed = (lastUsed + i) & 0xffff;
     f[st + G_LAST_USED] = lastUsed;
-    if (f[st + G_NUM_FREE]! >= d.rxFreeThresh) this.fill(d.rxFreeThresh);
+    if (f[st + G_NUM_FREE]! >= this.rxFreeThresh) this.fill(this.rxFreeThresh);
     if (got > counted) {
-      f[d.stats + RXQ_PACKETS] += got - counted;
-      f[d.stats + RXQ_BYTES] += bytes;
+      f[this.stats + RXQ_PACKETS] += got - counted;
+      f[this.stats + RXQ_BYTES] += bytes;
     }
     return got;
   }
 
   /** The mbuf posted at descriptor `id`, taken back from the ring, or 0 (counted) when the device names one it was not given. */
   private take(id: number): number {
-    if (id >= this.heads * this.d.segsPerBuf || id % this.d.segsPerBuf !== 0 || this.sw[id] === 0) {
+    if (id >= this.heads * this.k || id % this.k !== 0 || this.sw[id] === 0) {
       this.f64[this.st + G_BAD_USED]++;
       return 0;
     }
@@ -236,7 +269,7 @@ export class VirtioRxQueue implements RxQueue {
     u16[(m << H_SHIFT) + H_DATA_LEN] = pktLen;
     let tail = m;
     for (let b = 1; b < nb; b++) {
-      const e = (this.d.ring.used + 4 + 8 * ((next + b - 1) & this.mask)) >>> 2;
+      const e = (this.used + 4 + 8 * ((next + b - 1) & this.mask)) >>> 2;
       const s = this.take(u32[e]!);
       const slen = u32[e + 1]!;
       if (s === 0 || slen > room + NET_HDR_SIZE) {
@@ -253,7 +286,7 @@ export class VirtioRxQueue implements RxQueue {
     }
     u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = pktLen;
     u16[(m << H_SHIFT) + H_NB_SEGS] = nb;
-    u16[(m << H_SHIFT) + H_PORT] = this.d.port;
+    u16[(m << H_SHIFT) + H_PORT] = this.port;
     return m;
   }
 
@@ -261,15 +294,15 @@ export class VirtioRxQueue implements RxQueue {
   private drop(m: number, more: number, next: number): void {
     this.mb.free(m);
     for (let b = 0; b < more; b++) {
-      const s = this.take(this.u32[(this.d.ring.used + 4 + 8 * ((next + b) & this.mask)) >>> 2]!);
+      const s = this.take(this.u32[(this.used + 4 + 8 * ((next + b) & this.mask)) >>> 2]!);
       if (s !== 0) this.mb.free(s);
     }
-    this.f64[this.d.stats + RXQ_ERRORS]++;
+    this.f64[this.stats + RXQ_ERRORS]++;
   }
 
   /** Without MRG_RXBUF: the used chain of segsPerBuf buffers at `id` becomes a packet. @returns it, or 0 when dropped. */
   private chained(id: number, m: number, len: number): number {
-    const k = this.d.segsPerBuf;
+    const k = this.k;
     const u16 = this.u16;
     const u32 = this.u32;
     const cap = this.mb.tailroom(m) + NET_HDR_SIZE; // every buffer of the chain is laid out alike
@@ -281,7 +314,7 @@ export class VirtioRxQueue implements RxQueue {
     if (len <= NET_HDR_SIZE || len > k * cap) {
       this.mb.free(m);
       for (let s = 1; s < k; s++) this.mb.free(this.refill[s]!);
-      this.f64[this.d.stats + RXQ_ERRORS]++;
+      this.f64[this.stats + RXQ_ERRORS]++;
       return 0;
     }
     let left = len;
@@ -306,7 +339,7 @@ export class VirtioRxQueue implements RxQueue {
     }
     u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = len - NET_HDR_SIZE;
     u16[(m << H_SHIFT) + H_NB_SEGS] = nsegs;
-    u16[(m << H_SHIFT) + H_PORT] = this.d.port;
+    u16[(m << H_SHIFT) + H_PORT] = this.port;
     return m;
   }
 
@@ -314,16 +347,15 @@ export class VirtioRxQueue implements RxQueue {
   private fill(min: number): void {
     const f = this.f64;
     const st = this.st;
-    const k = this.d.segsPerBuf;
+    const k = this.k;
     let nfree = f[st + G_NUM_FREE]!;
     if (nfree < min || nfree === 0) return;
     if (this.pool.allocBulk(this.refill, nfree * k) === 0) {
-      f[this.d.stats + RXQ_NOMBUF] += nfree * k;
+      f[this.stats + RXQ_NOMBUF] += nfree * k;
       return;
     }
-    const heap = this.heap;
-    const table = this.d.ring.desc;
-    const availRing = (this.d.ring.avail + 4) >>> 1;
+    const table = this.desc;
+    const availRing = (this.avail + 4) >>> 1;
     const old = f[st + G_AVAIL_IDX]!;
     let idx = old;
     let r = 0;
@@ -331,7 +363,7 @@ export class VirtioRxQueue implements RxQueue {
     const headroom = this.pool.headroom - NET_HDR_SIZE; // fresh mbufs: data at the headroom, header just before
     const cap = this.cap;
     if (k === 1 && this.kernel !== null) {
-      idx = this.kernel.fillOne(this.refill.byteOffset, nfree, this.free.byteOffset, nfree, this.sw.byteOffset, table, this.d.ring.avail + 4, this.mask, idx, headroom, cap, GPA_BASE / 4294967296);
+      idx = this.kernel.fillOne(this.refill.byteOffset, nfree, this.free.byteOffset, nfree, this.sw.byteOffset, table, this.avail + 4, this.mask, idx, headroom, cap, GPA_BASE / 4294967296);
       nfree = 0;
     }
     while (nfree > 0) {
@@ -346,12 +378,12 @@ export class VirtioRxQueue implements RxQueue {
       idx = (idx + 1) & 0xffff;
     }
     f[st + G_NUM_FREE] = 0;
-    publishAvail(heap, this.d, idx, old);
+    this.publishAvail(idx, old);
   }
 
   /** Returns every posted mbuf to its pool (the device has stopped). */
   releaseAll(): void {
-    for (let i = 0; i < this.d.ring.num; i++) {
+    for (let i = 0; i < this.num; i++) {
       if (this.sw[i] !== 0) this.mb.free(this.sw[i]!);
       this.sw[i] = 0;
     }
@@ -363,64 +395,57 @@ export class VirtioRxQueue implements RxQueue {
   }
 }
 
-export class VirtioTxQueue implements TxQueue {
-  private readonly u16: Uint16Array;
-  private readonly u32: Uint32Array;
-  private readonly f64: Float64Array;
-  private readonly mb: Mbufs;
+export class VirtioTxQueue extends GuestQueue implements TxQueue {
   private readonly sw: Uint32Array;
   private readonly nextFree: Uint16Array;
   private readonly ndesc: Uint16Array;
   private readonly stage: Uint32Array;
   private readonly reclaim: TxReclaim;
-  private readonly mask: number;
-  private readonly st: number;
+  private readonly txFreeThresh: number;
+  private readonly indirect: boolean;
+  private readonly hdrArea: number;
+  private readonly indArea: number;
 
   constructor(
-    private readonly heap: Heap,
+    heap: Heap,
     readonly d: VirtioTxDesc,
   ) {
-    this.u16 = heap.u16;
-    this.u32 = heap.u32;
-    this.f64 = heap.f64;
-    this.mb = new Mbufs(heap);
+    super(heap, d);
     const num = d.ring.num;
     this.sw = new Uint32Array(heap.buffer, d.ring.sw, num);
     this.nextFree = new Uint16Array(heap.buffer, d.nextFree, num);
     this.ndesc = new Uint16Array(heap.buffer, d.ndesc, num);
     this.stage = heap.scratch('virtio tx reclaim', num);
     this.reclaim = new TxReclaim(heap, d.txFreeMode, false);
-    this.mask = num - 1;
-    this.st = d.ring.state;
-    this.kernel = heap.kernels?.vhost ?? null;
+    this.txFreeThresh = d.txFreeThresh;
+    this.indirect = d.indirect;
+    this.hdrArea = d.hdrArea;
+    this.indArea = d.indArea;
   }
-
-  private readonly kernel: VhostKernel | null;
 
   /** Control plane: every descriptor on the free list. */
   init(): void {
-    const num = this.d.ring.num;
+    const num = this.num;
     for (let i = 0; i < num; i++) this.nextFree[i] = i + 1;
     this.f64[this.st + G_FREE_HEAD] = 0;
     this.f64[this.st + G_NUM_FREE] = num;
   }
 
   txBurst(burst: Uint32Array, n: number): number {
-    const d = this.d;
     const u16 = this.u16;
     const u32 = this.u32;
     const f = this.f64;
     const st = this.st;
     const mb = this.mb;
-    if (f[st + G_NUM_FREE]! < d.txFreeThresh) this.cleanup();
-    const availRing = (d.ring.avail + 4) >>> 1;
+    if (f[st + G_NUM_FREE]! < this.txFreeThresh) this.cleanup();
+    const availRing = (this.avail + 4) >>> 1;
     const old = f[st + G_AVAIL_IDX]!;
     let idx = old;
     let sent = 0;
     let bytes = 0;
     if (this.kernel !== null && burst.buffer === this.heap.buffer) {
       // One-segment packets with their header pushed, in one wasm call (counted by it), until the first that is not.
-      sent = this.kernel.txFast(burst.byteOffset, n, st * 8, this.nextFree.byteOffset, this.sw.byteOffset, this.ndesc.byteOffset, d.ring.desc, d.ring.avail + 4, this.mask, idx, GPA_BASE / 4294967296, d.stats * 8);
+      sent = this.kernel.txFast(burst.byteOffset, n, st * 8, this.nextFree.byteOffset, this.sw.byteOffset, this.ndesc.byteOffset, this.desc, this.avail + 4, this.mask, idx, GPA_BASE / 4294967296, this.stats * 8);
       idx = (idx + sent) & 0xffff;
     }
     const counted = sent;
@@ -429,7 +454,7 @@ export class VirtioTxQueue implements TxQueue {
       const segs = u16[(m << H_SHIFT) + H_NB_SEGS]!;
       const canPush = u16[(m << H_SHIFT) + H_REFCNT] === 1 && mb.isDirect(m) && mb.headroom(m) >= NET_HDR_SIZE;
       const bufs = segs + (canPush ? 0 : 1);
-      const ind = d.indirect && bufs > 1 && bufs <= IND_MAX;
+      const ind = this.indirect && bufs > 1 && bufs <= IND_MAX;
       const need = ind ? 1 : bufs;
       if (f[st + G_NUM_FREE]! < need) {
         this.cleanup();
@@ -449,9 +474,9 @@ export class VirtioTxQueue implements TxQueue {
       bytes += u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
     }
     if (sent > 0) {
-      publishAvail(this.heap, d, idx, old);
-      f[d.stats + TXQ_PACKETS] += sent - counted;
-      f[d.stats + TXQ_BYTES] += bytes;
+      this.publishAvail(idx, old);
+      f[this.stats + TXQ_PACKETS] += sent - counted;
+      f[this.stats + TXQ_BYTES] += bytes;
     }
     return sent;
   }
@@ -463,16 +488,16 @@ export class VirtioTxQueue implements TxQueue {
     const u16 = this.u16;
     const u32 = this.u32;
     const view = heap.view;
-    let table = this.d.ring.desc;
+    let table = this.desc;
     let slot = head;
     if (ind) {
-      table = this.d.indArea + head * IND_MAX * DESC_SIZE;
-      writeDesc(heap.u32, this.d.ring.desc, head, table, bufs * DESC_SIZE, VRING_DESC_F_INDIRECT, 0);
+      table = this.indArea + head * IND_MAX * DESC_SIZE;
+      writeDesc(heap.u32, this.desc, head, table, bufs * DESC_SIZE, VRING_DESC_F_INDIRECT, 0);
       slot = 0;
     }
     let b = 0;
     if (!canPush) {
-      const h = this.d.hdrArea + head * 16;
+      const h = this.hdrArea + head * 16;
       u32[h >>> 2] = 0;
       u32[(h >>> 2) + 1] = 0;
       u32[(h >>> 2) + 2] = 0;
@@ -505,7 +530,7 @@ export class VirtioTxQueue implements TxQueue {
     const u32 = this.u32;
     const f = this.f64;
     const st = this.st;
-    const used = d.ring.used;
+    const used = this.used;
     const lastUsed = f[st + G_LAST_USED]!;
     const ready = (Atomics.load(this.u16, (used + 2) >>> 1) - lastUsed) & 0xffff;
     if (ready === 0) return;
@@ -539,7 +564,7 @@ export class VirtioTxQueue implements TxQueue {
 
   /** Frees every packet still on the ring (the device has stopped). */
   releaseAll(): void {
-    for (let i = 0; i < this.d.ring.num; i++) {
+    for (let i = 0; i < this.num; i++) {
       if (this.sw[i] !== 0) this.mb.free(this.sw[i]!);
       this.sw[i] = 0;
     }
