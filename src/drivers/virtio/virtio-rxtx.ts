@@ -526,7 +526,6 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
 
   /** Takes back completed chains: descriptors to the free list, mbufs freed in one batch (TxReclaim). */
   private cleanup(): void {
-    const d = this.d;
     const u32 = this.u32;
     const f = this.f64;
     const st = this.st;
@@ -534,16 +533,21 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     const lastUsed = f[st + G_LAST_USED]!;
     const ready = (Atomics.load(this.u16, (used + 2) >>> 1) - lastUsed) & 0xffff;
     if (ready === 0) return;
-    if (ready > d.ring.num) {
+    if (ready > this.num) {
       f[st + G_BAD_USED]++;
       return;
     }
+    if (this.kernel !== null) {
+      this.reclaim.packets(this.stage, 0, this.kernel.txCleanup(used, this.mask, ready, this.num, st * 8, this.sw.byteOffset, this.nextFree.byteOffset, this.ndesc.byteOffset, this.stage.byteOffset));
+      return;
+    }
+    // The twin of the txCleanup kernel.
     let k = 0;
     let freeHead = f[st + G_FREE_HEAD]!;
     let numFree = f[st + G_NUM_FREE]!;
     for (let i = 0; i < ready; i++) {
       const id = u32[(used + 4 + 8 * ((lastUsed + i) & this.mask)) >>> 2]!;
-      if (id >= d.ring.num || this.sw[id] === 0) {
+      if (id >= this.num || this.sw[id] === 0) {
         f[st + G_BAD_USED]++;
         continue;
       }

@@ -216,3 +216,44 @@ export function txFast(burst: u32, n: u32, state: u32, nextFree: u32, sw: u32, n
   }
   return i;
 }
+
+const G_LAST_USED: u32 = 1 * 8;
+const G_BAD_USED: u32 = 5 * 8;
+export const layoutGLastUsed: u32 = G_LAST_USED;
+export const layoutGBadUsed: u32 = G_BAD_USED;
+
+/**
+ * Guest tx completions (twin: VirtioTxQueue.cleanup): the `ready` used
+ * entries after the last one seen give their descriptors back to the free
+ * list and their packets to `stage`, for the caller to free in one batch.
+ * An entry naming a descriptor that is not in flight is counted and skipped.
+ * @returns how many packets it staged.
+ */
+export function txCleanup(usedRing: u32, mask: u32, ready: u32, num: u32, state: u32, sw: u32, nextFree: u32, ndesc: u32, stage: u32): u32 {
+  const lastUsed = <u32>load<f64>(state, G_LAST_USED);
+  let freeHead = <u32>load<f64>(state, G_FREE_HEAD);
+  let numFree = <u32>load<f64>(state, G_NUM_FREE);
+  let bad: u32 = 0;
+  let k: u32 = 0;
+  for (let i: u32 = 0; i < ready; i++) {
+    const id = load<u32>(usedRing + 4 + (((lastUsed + i) & mask) << 3));
+    const slot = sw + (id << 2);
+    if (id >= num || load<u32>(slot) == 0) {
+      bad++;
+      continue;
+    }
+    store<u32>(stage + (k++ << 2), load<u32>(slot));
+    store<u32>(slot, 0);
+    const nd = <u32>load<u16>(ndesc + (id << 1));
+    let last = id;
+    for (let j: u32 = 1; j < nd; j++) last = <u32>load<u16>(nextFree + (last << 1));
+    store<u16>(nextFree + (last << 1), <u16>freeHead);
+    freeHead = id;
+    numFree += nd;
+  }
+  store<f64>(state, <f64>freeHead, G_FREE_HEAD);
+  store<f64>(state, <f64>numFree, G_NUM_FREE);
+  store<f64>(state, <f64>((lastUsed + ready) & 0xffff), G_LAST_USED);
+  if (bad > 0) store<f64>(state, load<f64>(state, G_BAD_USED) + <f64>bad, G_BAD_USED);
+  return k;
+}
