@@ -11,7 +11,7 @@ import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { Heap } from '../../src/mem/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
-import { assertFull } from '../helpers.js';
+import { assertFull, portUp } from '../helpers.js';
 
 const SCRATCH = ['free_bulk pending', 'vhost copy list', 'vhost extra segments', 'vhost header slots', 'virtio rx refill', 'virtio tx reclaim'];
 
@@ -23,15 +23,8 @@ function run(datapath: 'wasm' | 'ts', seed: number, virtioArgs: string): Heap {
   const mb = new Mbufs(heap);
   const host = ethdev.create('net_vhost0,iface=/twins');
   const guest = ethdev.create(`virtio_user0,path=/twins,queue_size=64${virtioArgs}`);
-  for (const [p, pool] of [
-    [host, hp],
-    [guest, gp],
-  ] as const) {
-    ethdev.configure(p, 1, 1);
-    ethdev.rxQueueSetup(p, 0, 0, pool);
-    ethdev.txQueueSetup(p, 0, 0);
-    ethdev.start(p);
-  }
+  portUp(ethdev, hp, host);
+  portUp(ethdev, gp, guest);
   const rand = seededRandom(seed);
   const b = heap.burst(64);
   const r = heap.burst(64);
