@@ -14,6 +14,8 @@ export const Feature = {
   RING_F_INDIRECT_DESC: 28,
   RING_F_EVENT_IDX: 29,
   F_VERSION_1: 32,
+  /** Buffers are used in the order they were made available (2.7.9 / 2.8.21.2). */
+  F_IN_ORDER: 35,
   /** vhost-user: the backend speaks the protocol-feature extension. */
   F_PROTOCOL_FEATURES: 30,
 } as const;
@@ -26,7 +28,13 @@ export const has = (f: Features, b: number): boolean => (f & bit(b)) !== 0n;
 
 /** What dpkit's vhost backend offers and its virtio driver can use. */
 export const SUPPORTED_FEATURES: Features =
-  bit(Feature.F_VERSION_1) | bit(Feature.NET_F_MRG_RXBUF) | bit(Feature.RING_F_EVENT_IDX) | bit(Feature.RING_F_INDIRECT_DESC) | bit(Feature.NET_F_MAC) | bit(Feature.F_PROTOCOL_FEATURES);
+  bit(Feature.F_VERSION_1) |
+  bit(Feature.NET_F_MRG_RXBUF) |
+  bit(Feature.RING_F_EVENT_IDX) |
+  bit(Feature.RING_F_INDIRECT_DESC) |
+  bit(Feature.F_IN_ORDER) |
+  bit(Feature.NET_F_MAC) |
+  bit(Feature.F_PROTOCOL_FEATURES);
 
 /** sizeof(struct virtio_net_hdr_mrg_rxbuf): flags, gso_type, hdr_len, gso_size, csum_start, csum_offset, num_buffers. */
 export const NET_HDR_SIZE = 12;

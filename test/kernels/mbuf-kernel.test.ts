@@ -26,7 +26,7 @@ import {
   OlFlags,
 } from '../../src/mem/mbuf-layout.js';
 import { REGION_WORDS, T_REGIONS } from '../../src/virtio/guest-memory.js';
-import { G_BAD_USED, G_FREE_HEAD, G_LAST_USED, G_NUM_FREE } from '../../src/drivers/virtio/guest-ring.js';
+import { G_BAD_USED, G_FREE_HEAD, G_LAST_USED, G_NUM_FREE, G_OLDEST } from '../../src/drivers/virtio/guest-ring.js';
 import { NET_HDR_SIZE } from '../../src/virtio/virtio-net.js';
 import { CACHE_STRIDE, F_DEBUG, Mempool, P_CACHE_BASE, P_CACHE_SIZE, P_FLAGS, P_FLUSH, P_HEADROOM, P_RING, P_FIRST, P_N } from '../../src/mem/mempool.js';
 import { Ring, RING_CONS_HEAD, RING_CONS_TAIL, RING_PROD_HEAD, RING_PROD_TAIL, RING_SLOTS } from '../../src/ring/ring.js';
@@ -83,6 +83,7 @@ describe('mbuf kernel', () => {
       layoutGNumFree: G_NUM_FREE * 8,
       layoutGLastUsed: G_LAST_USED * 8,
       layoutGBadUsed: G_BAD_USED * 8,
+      layoutGOldest: G_OLDEST * 8,
       layoutMTimestamp: W_TIMESTAMP_LO * 4,
       layoutOlRxTimestamp: OlFlags.RX_TIMESTAMP,
     });

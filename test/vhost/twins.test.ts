@@ -60,6 +60,7 @@ describe('vhost kernels and their twins', () => {
   for (const [label, args] of [
     ['mergeable, indirect', ''],
     ['no MRG_RXBUF, no INDIRECT', ',mrg_rxbuf=0,indirect=0,mtu=9000'],
+    ['no IN_ORDER', ',in_order=0'],
   ] as const) {
     it(`leave the heap byte for byte as the TypeScript path does (${label})`, () => {
       for (const seed of [1, 2, 3]) {

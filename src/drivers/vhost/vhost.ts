@@ -9,7 +9,7 @@
  * guest had no room for as missed (the caller keeps those). dpkit adds
  * `avail_per_packet=1`, the seed-003 study arm that reads the avail index
  * before every packet instead of once per burst, and `mrg_rxbuf=0`,
- * `indirect=0` and `event_idx=0` to withhold those features from the offer.
+ * `indirect=0`, `event_idx=0` and `in_order=0` to withhold those features from the offer.
  */
 import { ArgError } from '../../errors.js';
 import { boolArg, intArg } from '../../ethdev/devargs.js';
@@ -137,6 +137,7 @@ class VhostDriver implements EthDriver {
     if (args.has('mrg_rxbuf') && !boolArg(name, args, 'mrg_rxbuf')) disable |= bit(Feature.NET_F_MRG_RXBUF);
     if (args.has('indirect') && !boolArg(name, args, 'indirect')) disable |= bit(Feature.RING_F_INDIRECT_DESC);
     if (args.has('event_idx') && !boolArg(name, args, 'event_idx')) disable |= bit(Feature.RING_F_EVENT_IDX);
+    if (args.has('in_order') && !boolArg(name, args, 'in_order')) disable |= bit(Feature.F_IN_ORDER);
     this.dev = new VhostDev(heap, name, { queues, disable, availPerPacket: boolArg(name, args, 'avail_per_packet') });
     this.mac = vdevMac(name);
     listen(heap, iface, this.dev, name);
@@ -197,7 +198,7 @@ class VhostDriver implements EthDriver {
 
 export const netVhost: DriverSpec = {
   name: 'net_vhost',
-  keys: ['iface', 'queues', 'avail_per_packet', 'mrg_rxbuf', 'indirect', 'event_idx'],
+  keys: ['iface', 'queues', 'avail_per_packet', 'mrg_rxbuf', 'in_order', 'indirect', 'event_idx'],
   create: (ctx) => new VhostDriver(ctx),
   openRxQueue: (heap, d) => new VhostRxQueue(heap, d as VhostRxDesc),
   openTxQueue: (heap, d) => new VhostTxQueue(heap, d as VhostTxDesc),

@@ -21,6 +21,7 @@ export const G_NUM_FREE = 2; // free descriptors (tx) / heads not posted (rx)
 export const G_FREE_HEAD = 3; // first free descriptor (tx free list)
 export const G_KICKS = 4;
 export const G_BAD_USED = 5; // used entries the device got wrong
+export const G_OLDEST = 6; // tx with IN_ORDER: the head of the oldest chain in flight
 export const G_SLOTS = 8;
 
 export interface GuestRingLayout {

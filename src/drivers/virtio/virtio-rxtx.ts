@@ -22,7 +22,7 @@ import { Mempool } from '../../mem/mempool.js';
 import { DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_USED_F_NO_NOTIFY, needEvent } from '../../virtio/virtio-net.js';
 import type { VhostKernel } from '../../kernels/kernels.js';
-import { GPA_BASE, G_AVAIL_IDX, G_BAD_USED, G_FREE_HEAD, G_KICKS, G_LAST_USED, G_NUM_FREE, writeDesc, type GuestRingLayout } from './guest-ring.js';
+import { GPA_BASE, G_AVAIL_IDX, G_OLDEST, G_BAD_USED, G_FREE_HEAD, G_KICKS, G_LAST_USED, G_NUM_FREE, writeDesc, type GuestRingLayout } from './guest-ring.js';
 
 const H_SHIFT = MBUF_SHIFT - 1;
 /** Most descriptors in one indirect table (DPDK's VIRTIO_MAX_TX_INDIRECT). */
@@ -52,6 +52,8 @@ export interface VirtioRxDesc extends CommonDesc {
 export interface VirtioTxDesc extends CommonDesc {
   kind: 'tx';
   indirect: boolean;
+  /** VIRTIO_F_IN_ORDER: descriptors taken in ring order, completions counted, not looked up. */
+  inOrder: boolean;
   txFreeThresh: number;
   txFreeMode: TxFreeMode;
   /** Heap byte offsets: u16 free-list link per descriptor, u16 descriptor count per head, 16-byte header slot per head, indirect table per head. */
@@ -403,6 +405,7 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
   private readonly reclaim: TxReclaim;
   private readonly txFreeThresh: number;
   private readonly indirect: boolean;
+  private readonly inOrder: boolean;
   private readonly hdrArea: number;
   private readonly indArea: number;
 
@@ -419,6 +422,7 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     this.reclaim = new TxReclaim(heap, d.txFreeMode, false);
     this.txFreeThresh = d.txFreeThresh;
     this.indirect = d.indirect;
+    this.inOrder = d.inOrder;
     this.hdrArea = d.hdrArea;
     this.indArea = d.indArea;
   }
@@ -426,9 +430,11 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
   /** Control plane: every descriptor on the free list. */
   init(): void {
     const num = this.num;
-    for (let i = 0; i < num; i++) this.nextFree[i] = i + 1;
+    // In order, the free list is the ring itself: the last descriptor leads back to the first.
+    for (let i = 0; i < num; i++) this.nextFree[i] = this.inOrder ? (i + 1) & this.mask : i + 1;
     this.f64[this.st + G_FREE_HEAD] = 0;
     this.f64[this.st + G_NUM_FREE] = num;
+    this.f64[this.st + G_OLDEST] = 0;
   }
 
   txBurst(burst: Uint32Array, n: number): number {
@@ -469,7 +475,7 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
       this.writeChain(m, head, canPush, ind, bufs);
       this.sw[head] = m;
       this.ndesc[head] = need;
-      u16[availRing + (idx & this.mask)] = head;
+      if (u16[availRing + (idx & this.mask)] !== head) u16[availRing + (idx & this.mask)] = head; // as txFast: unchanged entries stay shared
       idx = (idx + 1) & 0xffff;
       bytes += u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
     }
@@ -512,10 +518,13 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
       if (canPush && s === m) {
         addr -= NET_HDR_SIZE;
         len += NET_HDR_SIZE;
-        // Data may start at any offset: byte-order-explicit stores at any alignment.
-        view.setUint32(addr, 0, true);
-        view.setUint32(addr + 4, 0, true);
-        view.setUint32(addr + 8, 0, true);
+        // Data may start at any offset: DataView at any alignment. Written only when not
+        // already zero, as the txFast kernel: the host read this line last time round.
+        if ((view.getUint32(addr, true) | view.getUint32(addr + 4, true) | view.getUint32(addr + 8, true)) !== 0) {
+          view.setUint32(addr, 0, true);
+          view.setUint32(addr + 4, 0, true);
+          view.setUint32(addr + 8, 0, true);
+        }
       }
       const next = ind ? slot + 1 : this.nextFree[slot]!;
       writeDesc(heap.u32, table, slot, addr, len, b + 1 < bufs ? VRING_DESC_F_NEXT : 0, next);
@@ -538,10 +547,14 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
       return;
     }
     if (this.kernel !== null) {
-      this.reclaim.packets(this.stage, 0, this.kernel.txCleanup(used, this.mask, ready, this.num, st * 8, this.sw.byteOffset, this.nextFree.byteOffset, this.ndesc.byteOffset, this.stage.byteOffset));
+      this.reclaim.packets(this.stage, 0, this.kernel.txCleanup(used, this.mask, ready, this.num, st * 8, this.sw.byteOffset, this.nextFree.byteOffset, this.ndesc.byteOffset, this.stage.byteOffset, this.inOrder ? 1 : 0));
       return;
     }
     // The twin of the txCleanup kernel.
+    if (this.inOrder) {
+      this.cleanupInOrder(lastUsed, ready);
+      return;
+    }
     let k = 0;
     let freeHead = f[st + G_FREE_HEAD]!;
     let numFree = f[st + G_NUM_FREE]!;
@@ -563,6 +576,29 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     f[st + G_FREE_HEAD] = freeHead;
     f[st + G_NUM_FREE] = numFree;
     f[st + G_LAST_USED] = (lastUsed + ready) & 0xffff;
+    this.reclaim.packets(this.stage, 0, k);
+  }
+
+  /** The twin of txCleanup's in-order branch: the `ready` oldest chains are done, nothing to relink. */
+  private cleanupInOrder(lastUsed: number, ready: number): void {
+    const f = this.f64;
+    const st = this.st;
+    let oldest = f[st + G_OLDEST]!;
+    let numFree = f[st + G_NUM_FREE]!;
+    let k = 0;
+    for (; k < ready; k++) {
+      const m = this.sw[oldest]!;
+      if (m === 0) break; // the device claims more than is in flight
+      this.stage[k] = m;
+      this.sw[oldest] = 0;
+      const nd = this.ndesc[oldest]!;
+      for (let j = 0; j < nd; j++) oldest = this.nextFree[oldest]!;
+      numFree += nd;
+    }
+    f[st + G_OLDEST] = oldest;
+    f[st + G_NUM_FREE] = numFree;
+    f[st + G_LAST_USED] = (lastUsed + ready) & 0xffff;
+    if (k < ready) f[st + G_BAD_USED] += ready - k;
     this.reclaim.packets(this.stage, 0, k);
   }
 

@@ -5,7 +5,7 @@
  * listening on that path (in process for now; the unix socket comes with the
  * interop work and only replaces the channel).
  *
- * Devargs (DPDK's): path, queues, queue_size, mrg_rxbuf=0|1, mac. dpkit
+ * Devargs (DPDK's): path, queues, queue_size, mrg_rxbuf=0|1, in_order=0|1, mac. dpkit
  * adds: indirect=0|1 and event_idx=0|1 (offer the ring features, default 1),
  * mtu (largest frame received without MRG_RXBUF, default 1500: rx buffers
  * are chained to hold it), tx_free_mode=single|bulk64|bulkall (seed 002).
@@ -67,6 +67,7 @@ class VirtioUserDriver implements EthDriver {
     if (args.has('mrg_rxbuf') && !boolArg(name, args, 'mrg_rxbuf')) wanted &= ~bit(Feature.NET_F_MRG_RXBUF);
     if (args.has('indirect') && !boolArg(name, args, 'indirect')) wanted &= ~bit(Feature.RING_F_INDIRECT_DESC);
     if (args.has('event_idx') && !boolArg(name, args, 'event_idx')) wanted &= ~bit(Feature.RING_F_EVENT_IDX);
+    if (args.has('in_order') && !boolArg(name, args, 'in_order')) wanted &= ~bit(Feature.F_IN_ORDER);
     this.wanted = wanted;
     this.mtu = intArg(name, args, 'mtu', 1500, 68, 65535 - ETHER_OVERHEAD - NET_HDR_SIZE);
     this.txFreeMode = parseTxFreeMode(name, args.get('tx_free_mode'));
@@ -168,6 +169,7 @@ class VirtioUserDriver implements EthDriver {
       eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
       kick: this.kick,
       indirect,
+      inOrder: has(this.features, Feature.F_IN_ORDER),
       txFreeThresh,
       txFreeMode: this.txFreeMode,
       nextFree: heap.reserve(2 * ring.num, 64, 'virtio tx free list'),
@@ -247,7 +249,7 @@ class VirtioUserDriver implements EthDriver {
 
 export const virtioUser: DriverSpec = {
   name: 'virtio_user',
-  keys: ['path', 'queues', 'queue_size', 'mrg_rxbuf', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode'],
+  keys: ['path', 'queues', 'queue_size', 'mrg_rxbuf', 'in_order', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode'],
   create: (ctx) => new VirtioUserDriver(ctx),
   openRxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioRxQueue(heap, d as VirtioRxDesc),
   openTxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioTxQueue(heap, d as VirtioTxDesc),

@@ -190,9 +190,13 @@ export function txFast(burst: u32, n: u32, state: u32, nextFree: u32, sw: u32, n
     const dataOff = <u32>load<u16>(r, M_DATA_OFF);
     if (load<u16>(r, M_REFCNT) != 1 || load<u16>(r, M_NB_SEGS) != 1 || (load<u32>(r, M_OL_FLAGS_HI) & OL_HI_INDIRECT) != 0 || dataOff < NET_HDR_SIZE) break;
     const hdr = load<u32>(r, M_BUF_ADDR) + dataOff - NET_HDR_SIZE;
-    store<u32>(hdr, 0);
-    store<u32>(hdr, 0, 4);
-    store<u32>(hdr, 0, 8);
+    // Written only when not already zero (a recycled mbuf's headroom usually is): the host
+    // read this line, and a store would pull it back across cores for nothing.
+    if ((load<u32>(hdr) | load<u32>(hdr, 4) | load<u32>(hdr, 8)) != 0) {
+      store<u32>(hdr, 0);
+      store<u32>(hdr, 0, 4);
+      store<u32>(hdr, 0, 8);
+    }
     const head = freeHead;
     const next = <u32>load<u16>(nextFree + (head << 1));
     const len = <u32>load<u16>(r, M_DATA_LEN);
@@ -203,7 +207,9 @@ export function txFast(burst: u32, n: u32, state: u32, nextFree: u32, sw: u32, n
     store<u32>(d, next << 16, 12);
     store<u32>(sw + (head << 2), m);
     store<u16>(ndesc + (head << 1), 1);
-    store<u16>(availRing + (((idx + i) & mask) << 1), <u16>head);
+    // In order, an avail entry keeps its value lap after lap: left alone, its line stays shared.
+    const slot = availRing + (((idx + i) & mask) << 1);
+    if (<u32>load<u16>(slot) != head) store<u16>(slot, <u16>head);
     freeHead = next;
     numFree--;
     bytes += load<u32>(r, M_PKT_LEN);
@@ -219,18 +225,22 @@ export function txFast(burst: u32, n: u32, state: u32, nextFree: u32, sw: u32, n
 
 const G_LAST_USED: u32 = 1 * 8;
 const G_BAD_USED: u32 = 5 * 8;
+const G_OLDEST: u32 = 6 * 8;
 export const layoutGLastUsed: u32 = G_LAST_USED;
 export const layoutGBadUsed: u32 = G_BAD_USED;
+export const layoutGOldest: u32 = G_OLDEST;
 
 /**
  * Guest tx completions (twin: VirtioTxQueue.cleanup): the `ready` used
  * entries after the last one seen give their descriptors back to the free
  * list and their packets to `stage`, for the caller to free in one batch.
  * An entry naming a descriptor that is not in flight is counted and skipped.
+ * With IN_ORDER (`inOrder`) the used entries need not be read at all.
  * @returns how many packets it staged.
  */
-export function txCleanup(usedRing: u32, mask: u32, ready: u32, num: u32, state: u32, sw: u32, nextFree: u32, ndesc: u32, stage: u32): u32 {
+export function txCleanup(usedRing: u32, mask: u32, ready: u32, num: u32, state: u32, sw: u32, nextFree: u32, ndesc: u32, stage: u32, inOrder: u32): u32 {
   const lastUsed = <u32>load<f64>(state, G_LAST_USED);
+  if (inOrder) return txCleanupInOrder(lastUsed, ready, state, sw, nextFree, ndesc, stage);
   let freeHead = <u32>load<f64>(state, G_FREE_HEAD);
   let numFree = <u32>load<f64>(state, G_NUM_FREE);
   let bad: u32 = 0;
@@ -255,5 +265,36 @@ export function txCleanup(usedRing: u32, mask: u32, ready: u32, num: u32, state:
   store<f64>(state, <f64>numFree, G_NUM_FREE);
   store<f64>(state, <f64>((lastUsed + ready) & 0xffff), G_LAST_USED);
   if (bad > 0) store<f64>(state, load<f64>(state, G_BAD_USED) + <f64>bad, G_BAD_USED);
+  return k;
+}
+
+/**
+ * txCleanup with IN_ORDER: the device used the chains in the order they were
+ * made available (and may have written one used entry per batch), so the
+ * `ready` oldest chains are done. Descriptors were taken in ring order and
+ * `nextFree` is the ring itself, so nothing is relinked: the oldest chain
+ * moves on, the next free one stays. A device claiming more than is in flight
+ * is counted and the claim cut short.
+ */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function txCleanupInOrder(lastUsed: u32, ready: u32, state: u32, sw: u32, nextFree: u32, ndesc: u32, stage: u32): u32 {
+  let oldest = <u32>load<f64>(state, G_OLDEST);
+  let numFree = <u32>load<f64>(state, G_NUM_FREE);
+  let k: u32 = 0;
+  for (; k < ready; k++) {
+    const slot = sw + (oldest << 2);
+    const m = load<u32>(slot);
+    if (m == 0) break;
+    store<u32>(stage + (k << 2), m);
+    store<u32>(slot, 0);
+    const nd = <u32>load<u16>(ndesc + (oldest << 1));
+    for (let j: u32 = 0; j < nd; j++) oldest = <u32>load<u16>(nextFree + (oldest << 1));
+    numFree += nd;
+  }
+  store<f64>(state, <f64>oldest, G_OLDEST);
+  store<f64>(state, <f64>numFree, G_NUM_FREE);
+  store<f64>(state, <f64>((lastUsed + ready) & 0xffff), G_LAST_USED);
+  if (k < ready) store<f64>(state, load<f64>(state, G_BAD_USED) + <f64>(ready - k), G_BAD_USED);
   return k;
 }
