@@ -47,10 +47,6 @@ export class CopyList {
     return this.slots + 16 * this.nSlots++;
   }
 
-  get pending(): number {
-    return this.n;
-  }
-
   flush(): void {
     const n = this.n;
     this.nSlots = 0;

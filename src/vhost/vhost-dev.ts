@@ -12,7 +12,7 @@
 import { VhostError } from '../errors.js';
 import type { Heap } from '../mem/heap.js';
 import { GuestMemory, MAX_REGIONS } from '../virtio/guest-memory.js';
-import { VRING_MAX_SIZE, Vring } from '../virtio/vring.js';
+import { VRING_MAX_SIZE, Vring, isVringSize } from '../virtio/vring.js';
 import { Feature, SUPPORTED_FEATURES, VRING_USED_F_NO_NOTIFY, bit, featureNames, has, type Features } from '../virtio/virtio-net.js';
 import { NO_NOTIFIER, Req, reqName, type Backend, type MemRegion, type VhostUserMsg, type VhostUserReply } from './protocol.js';
 import type { VhostQueueDesc } from './vhost-queue.js';
@@ -147,7 +147,7 @@ export class VhostDev implements Backend {
       }
       case Req.SET_VRING_NUM: {
         const v = this.vring(msg.req, msg.index);
-        if (!Number.isInteger(msg.num) || msg.num < 1 || msg.num > VRING_MAX_SIZE || (msg.num & (msg.num - 1)) !== 0) {
+        if (!isVringSize(msg.num)) {
           throw this.error(msg.req, `vring ${msg.index}: size ${msg.num} is not a power of two in [1, ${VRING_MAX_SIZE}]`);
         }
         v.num = msg.num;

@@ -30,6 +30,11 @@ export const ChainError = {
   TOO_LONG: -6, // more buffers than the caller can take
 } as const;
 
+/** A legal split-ring size: a power of two in [1, VRING_MAX_SIZE] (2.6). */
+export function isVringSize(num: number): boolean {
+  return Number.isInteger(num) && num >= 1 && num <= VRING_MAX_SIZE && (num & (num - 1)) === 0;
+}
+
 /** Byte sizes of the three parts for `num` entries (2.6: desc 16-aligned, avail 2, used 4). */
 export function vringSizes(num: number): { desc: number; avail: number; used: number } {
   return { desc: DESC_SIZE * num, avail: 6 + 2 * num, used: 6 + 8 * num };
@@ -77,7 +82,7 @@ export class Vring {
    * SET_VRING_ADDR). @returns the ring, or a string saying what is wrong.
    */
   static open(mem: GuestMemory, num: number, descGpa: number, availGpa: number, usedGpa: number): Vring | string {
-    if (!Number.isInteger(num) || num < 1 || num > VRING_MAX_SIZE || (num & (num - 1)) !== 0) return `queue size ${num} is not a power of two in [1, ${VRING_MAX_SIZE}]`;
+    if (!isVringSize(num)) return `queue size ${num} is not a power of two in [1, ${VRING_MAX_SIZE}]`;
     const s = vringSizes(num);
     const desc = mem.translate(descGpa, s.desc);
     const avail = mem.translate(availGpa, s.avail);

@@ -15,11 +15,10 @@ import { boolArg, intArg } from '../../ethdev/devargs.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, RxQueueConf, TxQueue, TxQueueConf } from '../../ethdev/driver.js';
 import { parseTxFreeMode, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
 import type { Heap } from '../../mem/heap.js';
-import { Mbufs } from '../../mem/mbuf.js';
 import type { Mempool } from '../../mem/mempool.js';
 import { connect } from '../../vhost/in-process.js';
 import { NO_NOTIFIER, Req, type Channel } from '../../vhost/protocol.js';
-import { VRING_MAX_SIZE } from '../../virtio/vring.js';
+import { VRING_MAX_SIZE, isVringSize } from '../../virtio/vring.js';
 import { Feature, NET_HDR_SIZE, SUPPORTED_FEATURES, VRING_AVAIL_F_NO_INTERRUPT, bit, has, rxVring, txVring, type Features } from '../../virtio/virtio-net.js';
 import { parseMac } from '../../net/ether.js';
 import { vdevMac } from '../mac.js';
@@ -62,7 +61,7 @@ class VirtioUserDriver implements EthDriver {
     this.path = path;
     this.queues = intArg(name, args, 'queues', 1, 1, 128);
     this.queueSize = intArg(name, args, 'queue_size', DEFAULT_QUEUE_SIZE, 1, VRING_MAX_SIZE);
-    if ((this.queueSize & (this.queueSize - 1)) !== 0) throw new ArgError(`${name}: queue_size=${this.queueSize}: must be a power of two`);
+    if (!isVringSize(this.queueSize)) throw new ArgError(`${name}: queue_size=${this.queueSize}: must be a power of two`);
     let wanted = SUPPORTED_FEATURES;
     if (args.has('mrg_rxbuf') && !boolArg(name, args, 'mrg_rxbuf')) wanted &= ~bit(Feature.NET_F_MRG_RXBUF);
     if (args.has('indirect') && !boolArg(name, args, 'indirect')) wanted &= ~bit(Feature.RING_F_INDIRECT_DESC);
@@ -106,13 +105,9 @@ class VirtioUserDriver implements EthDriver {
     this.txq = [];
   }
 
-  get negotiated(): Features {
-    return this.features;
-  }
-
   private ring(nbDesc: number, what: string): GuestRingLayout {
     const num = nbDesc || this.queueSize;
-    if (num < 1 || num > VRING_MAX_SIZE || (num & (num - 1)) !== 0) throw new ArgError(`${this.ctx.name}: ${what}: ${num} descriptors: must be a power of two in [1, ${VRING_MAX_SIZE}]`);
+    if (!isVringSize(num)) throw new ArgError(`${this.ctx.name}: ${what}: ${num} descriptors: must be a power of two in [1, ${VRING_MAX_SIZE}]`);
     return reserveGuestRing(this.ctx.heap, num);
   }
 
@@ -121,7 +116,8 @@ class VirtioUserDriver implements EthDriver {
     const ring = this.ring(nbDesc, `rx queue ${q}`);
     const mrg = has(this.features, Feature.NET_F_MRG_RXBUF);
     // Without mergeable buffers every posted chain must hold a whole frame (Linux's "big packets").
-    const bufCap = new Mbufs(heap).tailroom(this.probe(pool)) + NET_HDR_SIZE;
+    if (pool.avail() === 0) throw new ArgError(`${this.ctx.name}: rx pool ${pool.name} is empty`);
+    const bufCap = pool.bufLen - pool.headroom + NET_HDR_SIZE; // a fresh mbuf's room, header included
     const segsPerBuf = mrg ? 1 : Math.ceil((this.mtu + ETHER_OVERHEAD + NET_HDR_SIZE) / bufCap);
     const heads = Math.floor(ring.num / segsPerBuf);
     if (heads === 0) throw new ArgError(`${this.ctx.name}: rx queue ${q}: mtu=${this.mtu} needs chains of ${segsPerBuf} buffers, more than the ring's ${ring.num} descriptors`);
@@ -144,14 +140,6 @@ class VirtioUserDriver implements EthDriver {
     const rxq = new VirtioRxQueue(heap, d);
     this.rxq[q] = rxq;
     return rxq;
-  }
-
-  /** One mbuf of the pool, to learn its room (the pool's data room is what a posted buffer holds). */
-  private probe(pool: Mempool): number {
-    const h = pool.alloc();
-    if (h === 0) throw new ArgError(`${this.ctx.name}: rx pool ${pool.name} is empty`);
-    new Mbufs(this.ctx.heap).free(h);
-    return h;
   }
 
   txQueueSetup(q: number, nbDesc: number, conf: TxQueueConf, stats: number): TxQueue {
