@@ -26,7 +26,7 @@ export interface MbufKernel {
 export interface VhostKernel {
   enqueueFast(mbufs: number, n: number, desc: number, availRing: number, usedRing: number, mask: number, num: number, lastAvail: number, usedIdx: number, avail: number, table: number, perPacket: number): number;
   rxFast(burst: number, n: number, usedRing: number, mask: number, lastUsed: number, ready: number, sw: number, limit: number, free: number, numFree: number, cap: number, port: number, stats: number): number;
-  dequeueFast(mbufs: number, n: number, desc: number, availRing: number, usedRing: number, mask: number, num: number, lastAvail: number, usedIdx: number, table: number, segRoom: number, port: number): number;
+  dequeueFast(mbufs: number, n: number, desc: number, availRing: number, usedRing: number, mask: number, num: number, lastAvail: number, usedIdx: number, table: number, segRoom: number, port: number, srcs: number): number;
   txFast(burst: number, n: number, state: number, nextFree: number, sw: number, ndesc: number, desc: number, availRing: number, mask: number, idx: number, gpaHi: number, stats: number): number;
   txCleanup(usedRing: number, mask: number, ready: number, num: number, state: number, sw: number, nextFree: number, ndesc: number, stage: number, inOrder: number): number;
   fillOne(mbufs: number, count: number, free: number, numFree: number, sw: number, desc: number, availRing: number, mask: number, idx: number, offset: number, cap: number, gpaHi: number): number;

@@ -36,6 +36,7 @@ export const BUF_VECTOR_MAX = 256;
 export const MAX_PKT_LEN = 65535;
 
 const H_SHIFT = MBUF_SHIFT - 1;
+const SRCS_KEY = 'vhost dequeue sources';
 
 /** What a lcore needs to open a vring's data path. */
 export interface VhostQueueDesc {
@@ -66,6 +67,8 @@ export class VhostQueue {
   private readonly heads = new Uint16Array(BUF_VECTOR_MAX);
   private readonly written = new Int32Array(BUF_VECTOR_MAX);
   private readonly extra: Uint32Array;
+  /** dequeueFast's note of where each packet's bytes are, between its two passes. */
+  private srcs: Uint32Array;
   private readonly st: number;
 
   private gen = -1;
@@ -93,6 +96,7 @@ export class VhostQueue {
     this.mb = new Mbufs(heap);
     this.copies = new CopyList(heap);
     this.extra = heap.scratch('vhost extra segments', BUF_VECTOR_MAX);
+    this.srcs = heap.scratch(SRCS_KEY, 64);
     this.st = d.state;
     this.memTable = d.memTable;
     this.port = d.port;
@@ -327,7 +331,8 @@ export class VhostQueue {
     const segRoom = mb.tailroom(mbufs[0]!);
     if (this.kernel !== null && mbufs.buffer === this.heap.buffer) {
       // One-descriptor packets that fit one mbuf, in one wasm call, until the first that is not.
-      got = this.kernel.dequeueFast(mbufs.byteOffset, count, ring.desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, this.memTable, segRoom, this.port);
+      if (this.srcs.length < count) this.srcs = this.heap.scratch(SRCS_KEY, count);
+      got = this.kernel.dequeueFast(mbufs.byteOffset, count, ring.desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, this.memTable, segRoom, this.port, this.srcs.byteOffset);
       lastAvail = (lastAvail + got) & 0xffff;
       usedIdx = (usedIdx + got) & 0xffff;
     }

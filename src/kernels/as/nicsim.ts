@@ -4,6 +4,8 @@
 // protocol; test/kernels/nicsim-kernel.test.ts compares them byte for byte).
 // The layout mirrors src/drivers/nicsim/layout.ts, in bytes.
 
+import { copyBytes } from './copy';
+
 /** Descriptor words, as byte offsets. */
 const TXD_ADDR: u32 = 0;
 const TXD_LEN_CMD: u32 = 8;
@@ -96,7 +98,7 @@ export function nicsimXmit(txq: u32, rxq: u32, budget: u32): u32 {
       const lc = load<u32>(d + TXD_LEN_CMD);
       const seg = lc & 0xffff;
       if (fits) {
-        if (len + seg <= room) memory.copy(dst + len, load<u32>(d + TXD_ADDR), seg);
+        if (len + seg <= room) copyBytes(dst + len, load<u32>(d + TXD_ADDR), seg);
         else fits = false;
       }
       len += seg;

@@ -2,6 +2,7 @@
 // the link. Each kernel does the packets that take the common path and stops
 // at the first that does not; TypeScript (the twins named below) does that
 // one the general way, checks and all, and calls again.
+import { copyBytes } from './copy';
 import { MBUF_SHIFT, M_BUF_ADDR, M_DATA_LEN, M_DATA_OFF, M_NB_SEGS, M_NEXT, M_OL_FLAGS_HI, M_PKT_LEN, M_PORT, M_REFCNT, OL_HI_INDIRECT, Q_BYTES, Q_PACKETS } from './layout';
 
 /** virtio-net header bytes (VERSION_1) and where num_buffers sits in it. */
@@ -66,7 +67,7 @@ export function enqueueFast(mbufs: u32, n: u32, desc: u32, availRing: u32, usedR
     for (let s = m; s != 0; s = load<u32>(s << MBUF_SHIFT, M_NEXT)) {
       const sr = s << MBUF_SHIFT;
       const len = <u32>load<u16>(sr, M_DATA_LEN);
-      memory.copy(p, load<u32>(sr, M_BUF_ADDR) + <u32>load<u16>(sr, M_DATA_OFF), len);
+      copyBytes(p, load<u32>(sr, M_BUF_ADDR) + <u32>load<u16>(sr, M_DATA_OFF), len);
       p += len;
     }
     const e = usedRing + 4 + (((usedIdx + i) & mask) << 3);
@@ -139,10 +140,13 @@ export function fillOne(mbufs: u32, count: u32, free: u32, numFree: u32, sw: u32
  * Host dequeue, the common case (twin: the first branch of
  * VhostQueue.dequeueBurst): each avail entry that is one device-readable
  * descriptor in guest memory holding a header and at most `segRoom` bytes of
- * packet goes into the next of the burst's fresh mbufs.
+ * packet goes into the next of the burst's fresh mbufs. Two passes, as
+ * DPDK's batched copies: the descriptors first (where each packet is, noted
+ * at `srcs`), then the bytes, so the guest's cache lines are fetched many at
+ * a time instead of one packet after the other.
  * @returns how many packets it took (each one avail and one used entry).
  */
-export function dequeueFast(mbufs: u32, n: u32, desc: u32, availRing: u32, usedRing: u32, mask: u32, num: u32, lastAvail: u32, usedIdx: u32, table: u32, segRoom: u32, port: u32): u32 {
+export function dequeueFast(mbufs: u32, n: u32, desc: u32, availRing: u32, usedRing: u32, mask: u32, num: u32, lastAvail: u32, usedIdx: u32, table: u32, segRoom: u32, port: u32, srcs: u32): u32 {
   let i: u32 = 0;
   for (; i < n; i++) {
     const head = <u32>load<u16>(availRing + (((lastAvail + i) & mask) << 1));
@@ -155,13 +159,17 @@ export function dequeueFast(mbufs: u32, n: u32, desc: u32, availRing: u32, usedR
     if (at < 0) break;
     const len = total - NET_HDR_SIZE;
     const r = load<u32>(mbufs + (i << 2)) << MBUF_SHIFT;
-    memory.copy(load<u32>(r, M_BUF_ADDR) + <u32>load<u16>(r, M_DATA_OFF), <u32>at + NET_HDR_SIZE, len);
+    store<u32>(srcs + (i << 2), <u32>at + NET_HDR_SIZE);
     store<u16>(r, <u16>len, M_DATA_LEN);
     store<u32>(r, len, M_PKT_LEN);
     store<u16>(r, <u16>port, M_PORT);
     const e = usedRing + 4 + (((usedIdx + i) & mask) << 3);
     store<u32>(e, head);
     store<u32>(e, 0, 4);
+  }
+  for (let k: u32 = 0; k < i; k++) {
+    const r = load<u32>(mbufs + (k << 2)) << MBUF_SHIFT;
+    copyBytes(load<u32>(r, M_BUF_ADDR) + <u32>load<u16>(r, M_DATA_OFF), load<u32>(srcs + (k << 2)), <u32>load<u16>(r, M_DATA_LEN));
   }
   return i;
 }
