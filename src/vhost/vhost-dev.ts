@@ -76,7 +76,8 @@ export class VhostDev implements Backend {
 
   /** The data-path descriptor of vring `index`. */
   queueDesc(index: number, port: number): VhostQueueDesc {
-    return { memTable: this.mem.at, state: this.states + index * S.STATE_SLOTS, port };
+    const state = this.states + index * S.STATE_SLOTS;
+    return { memTable: this.mem.at, state, port, nombuf: state + S.S_NOMBUF };
   }
 
   /** The negotiated features (after SET_FEATURES). */

@@ -46,6 +46,8 @@ export interface VhostQueueDesc {
   state: number;
   /** Port id stamped into received mbufs. */
   port: number;
+  /** f64 slot that counts failed mbuf allocations: the vring's own, or a port's rx_nombuf. */
+  nombuf: number;
 }
 
 export class VhostQueue {
@@ -99,11 +101,13 @@ export class VhostQueue {
     this.srcs = heap.scratch(SRCS_KEY, 64);
     this.st = d.state;
     this.memTable = d.memTable;
+    this.nombuf = d.nombuf;
     this.port = d.port;
   }
 
   private readonly memTable: number;
   private readonly port: number;
+  private readonly nombuf: number;
 
   /** Follows the control plane: re-reads the ring when its generation moved. @returns whether the ring is usable. */
   private sync(): boolean {
@@ -318,7 +322,7 @@ export class VhostQueue {
     }
     const count = avail < n ? avail : n;
     if (pool.allocBulk(mbufs, count) !== count) {
-      f[this.st + S.S_NOMBUF]++;
+      f[this.nombuf]++;
       return 0;
     }
     const availRing = (ring.avail + 4) >>> 1;
@@ -356,7 +360,7 @@ export class VhostQueue {
       const m = mbufs[got]!;
       const nsegs = len <= segRoom ? 1 : 1 + Math.ceil((len - segRoom) / segRoom);
       if (nsegs > 1 && (nsegs - 1 > BUF_VECTOR_MAX || pool.allocBulk(this.extra, nsegs - 1) !== nsegs - 1)) {
-        f[this.st + S.S_NOMBUF]++;
+        f[this.nombuf]++;
         break; // the chain stays available; it is taken when mbufs are back
       }
       this.gatherPacket(m, nsegs, len, segRoom);

@@ -214,6 +214,25 @@ describe('vhost and virtio_user, in process', () => {
     t.close();
   });
 
+  it('a host out of mbufs: the guest\'s packets wait in its ring, counted in rx_nombuf, and arrive once mbufs are back', () => {
+    const t = setup();
+    const b = t.heap.burst(32);
+    for (let i = 0; i < 32; i++) b[i] = makePacket(t.mb, t.guestPool, i, 64 + i);
+    assert.equal(t.ethdev.txBurst(t.guest, 0, b, 32), 32);
+    const held = t.heap.burst(4096);
+    let h = 0;
+    for (let m; (m = t.hostPool.alloc()) !== 0; ) held[h++] = m;
+    const rx = t.heap.burst(64);
+    assert.equal(t.ethdev.rxBurst(t.host, 0, rx, 64), 0);
+    assert.equal(t.ethdev.rxBurst(t.host, 0, rx, 64), 0);
+    assert.equal(t.ethdev.stats(t.host).rxNombuf, 2, 'one failed allocation per burst');
+    t.mb.freeBulk(held, h);
+    assert.equal(t.ethdev.rxBurst(t.host, 0, rx, 64), 32);
+    for (let i = 0; i < 32; i++) assert.deepEqual(t.mb.read(rx[i]!), content(i, 64 + i), `packet ${i}`);
+    t.mb.freeBulk(rx, 32);
+    t.close();
+  });
+
   it('refuses bad devargs and a missing backend with the device named', () => {
     const heap = Heap.create({ size: 16 << 20 });
     const ethdev = new Ethdev(heap, drivers);

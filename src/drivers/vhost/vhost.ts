@@ -21,7 +21,7 @@ import { Mempool } from '../../mem/mempool.js';
 import { listen, unlisten } from '../../vhost/in-process.js';
 import { VhostDev } from '../../vhost/vhost-dev.js';
 import { VhostQueue, type VhostQueueDesc } from '../../vhost/vhost-queue.js';
-import { S_AVAIL_READS, S_BAD_CHAINS, S_CALLS, S_DROPS, S_NOMBUF } from '../../vhost/vring-state.js';
+import { S_AVAIL_READS, S_BAD_CHAINS, S_CALLS, S_DROPS } from '../../vhost/vring-state.js';
 import { Feature, bit, rxVring, txVring, type Features } from '../../virtio/virtio-net.js';
 import type { FwdKernel } from '../../kernels/kernels.js';
 import { burstBytes } from '../burst-bytes.js';
@@ -45,7 +45,8 @@ class VhostRxQueue implements RxQueue {
   private readonly pool: Mempool;
   private readonly f64: Float64Array;
   private readonly u32: Uint32Array;
-  private nombufSeen = 0;
+  private readonly stats: number;
+  private readonly kernel: FwdKernel | null;
 
   constructor(
     heap: Heap,
@@ -57,22 +58,13 @@ class VhostRxQueue implements RxQueue {
     this.u32 = heap.u32;
     this.kernel = heap.kernels?.fwd ?? null;
     this.stats = d.stats;
-    this.nombuf = d.vq.state + S_NOMBUF;
   }
 
-  private readonly stats: number;
-  private readonly kernel: FwdKernel | null;
-  private readonly nombuf: number;
-
+  /** Failed allocations the vhost queue counts straight into the port's rx_nombuf (the queue's descriptor says where). */
   rxBurst(burst: Uint32Array, n: number): number {
     const got = this.vq.dequeueBurst(this.pool, burst, n);
-    const f = this.f64;
-    const nombuf = f[this.nombuf]!;
-    if (nombuf !== this.nombufSeen) {
-      f[this.stats + RXQ_NOMBUF] += nombuf - this.nombufSeen;
-      this.nombufSeen = nombuf;
-    }
     if (got === 0) return 0;
+    const f = this.f64;
     f[this.stats + RXQ_PACKETS] += got;
     f[this.stats + RXQ_BYTES] += burstBytes(this.kernel, this.u32, burst, got);
     return got;
@@ -159,7 +151,8 @@ class VhostDriver implements EthDriver {
   }
 
   rxQueueSetup(q: number, _nbDesc: number, pool: Mempool, _conf: object, stats: number): RxQueue {
-    return new VhostRxQueue(this.ctx.heap, { driver: 'net_vhost', vq: this.dev.queueDesc(txVring(q), this.ctx.portId), pool: pool.offset, stats });
+    const vq = { ...this.dev.queueDesc(txVring(q), this.ctx.portId), nombuf: stats + RXQ_NOMBUF };
+    return new VhostRxQueue(this.ctx.heap, { driver: 'net_vhost', vq, pool: pool.offset, stats });
   }
 
   txQueueSetup(q: number, _nbDesc: number, _conf: object, stats: number): TxQueue {
