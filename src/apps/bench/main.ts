@@ -12,7 +12,7 @@ import { ArgError } from '../../errors.js';
 import { machineFacts } from './machine.js';
 import { MIN_PAIRS, validateConfig, type Dims, type MatrixConfig } from './matrix.js';
 import { runMatrix } from './matrix-run.js';
-import { presetAliases, presets } from './presets.js';
+import { benchAliases, presets } from './presets.js';
 import { compareReports, readReport, type BenchReport } from './report.js';
 import { renderHtml } from './render-html.js';
 import { renderCompare, renderText } from './render-text.js';
@@ -83,7 +83,7 @@ export async function benchMain(argv: string[]): Promise<number> {
     throw new ArgError(`bench: ${(e as Error).message}\n\n${BENCH_USAGE}`);
   }
   const { values: v, positionals } = parsed;
-  const help = () => `${BENCH_USAGE}\nPresets: ${[...presets.keys(), ...MICRO_ALIASES.keys()].join(', ')} (aliases: ${[...presetAliases].map(([a, p]) => `${a} = ${p}`).join(', ')})\nMicro-benchmarks: ${listBenchmarks().join(', ')}\n`;
+  const help = () => `${BENCH_USAGE}\nPresets: ${[...presets.keys()].join(', ')}\nMicro-benchmarks: ${listBenchmarks().join(', ')}\nAliases: ${[...benchAliases].map(([a, p]) => `${a} = ${p}`).join(', ')}\n`;
   if (v.help) {
     process.stdout.write(help());
     return 0;
@@ -95,14 +95,14 @@ export async function benchMain(argv: string[]): Promise<number> {
     return 0;
   }
   const given = v.preset ?? (v.config === undefined ? positionals[0] : undefined);
-  const name = given === undefined ? undefined : (presetAliases.get(given) ?? given);
+  const name = given === undefined ? undefined : (benchAliases.get(given) ?? given);
   if (v.config === undefined && name === undefined) {
     process.stderr.write(help());
     return 2;
   }
   if (v.config === undefined && !presets.has(name!)) {
     if (v.preset !== undefined) throw new ArgError(`bench --preset ${name}: unknown (presets: ${[...presets.keys()].join(', ')})`);
-    return microMain(positionals.map((p) => MICRO_ALIASES.get(p) ?? p), v);
+    return microMain(positionals.map((p) => benchAliases.get(p) ?? p), v);
   }
 
   const base = v.config !== undefined ? await loadConfig(v.config) : structuredClone(presets.get(name!)!);
@@ -180,13 +180,6 @@ export function applyOverrides(config: MatrixConfig, v: Overrides): MatrixConfig
   }
   return validateConfig(c, `bench ${c.name}`);
 }
-
-/**
- * Seed studies whose two sides must share one process (a vhost host and its
- * guest, in process until the socket transport lands) run as micro-benchmarks
- * with their own DPDK arm: `dpkit bench seed-vhost` is `dpkit bench vhost`.
- */
-const MICRO_ALIASES: ReadonlyMap<string, string> = new Map([['seed-vhost', 'vhost']]);
 
 async function microMain(positionals: string[], v: { reps?: string; duration?: string; warmup?: string; quick?: boolean; json?: string; filter?: string }): Promise<number> {
   for (const name of positionals) {

@@ -8,8 +8,14 @@ import { TX_FREE_MODES } from '../../ethdev/tx-reclaim.js';
 import { MACSWAP_VARIANTS } from '../testpmd/fwd/engine.js';
 import type { MatrixConfig } from './matrix.js';
 
-/** Short names for presets: `npm run bench -- txfree`. */
-export const presetAliases: ReadonlyMap<string, string> = new Map([['txfree', 'seed-txfree']]);
+/**
+ * Other names for a preset (`npm run bench -- txfree`) or a micro-benchmark
+ * (`seed-vhost`, the seed's name for `vhost`).
+ */
+export const benchAliases: ReadonlyMap<string, string> = new Map([
+  ['txfree', 'seed-txfree'],
+  ['seed-vhost', 'vhost'],
+]);
 
 const SIZES = [64, 128, 256, 512, 1024, 1518];
 

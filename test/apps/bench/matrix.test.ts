@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyOverrides } from '../../../src/apps/bench/main.js';
 import { comparisons, expandCells, testpmdArgs, validateConfig, type MatrixConfig } from '../../../src/apps/bench/matrix.js';
-import { presetAliases, presets } from '../../../src/apps/bench/presets.js';
+import { benchAliases, presets } from '../../../src/apps/bench/presets.js';
 
 const base = (): MatrixConfig => ({
   name: 't',
@@ -54,7 +54,7 @@ describe('bench matrix', () => {
   });
 
   it('seed-txfree (alias txfree): cells per tx threshold pair, arms per free mode, two cabled nicsim ports fed by tx_first', () => {
-    const p = presets.get(presetAliases.get('txfree')!)!;
+    const p = presets.get(benchAliases.get('txfree')!)!;
     const cells = expandCells(p);
     assert.deepEqual(cells.map((c) => c.id), ['io 64 B 1c burst 32 rs/free 32/32', 'io 64 B 1c burst 32 rs/free 256/256', 'io 64 B 1c burst 32 rs/free 512/512']);
     assert.deepEqual(p.variants.map((v) => v.name), ['single', 'bulk64', 'bulkall']);
