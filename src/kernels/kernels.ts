@@ -24,7 +24,7 @@ export interface MbufKernel {
 
 /** See src/kernels/as/vhost.ts. Offsets are heap byte offsets. */
 export interface VhostKernel {
-  enqueueFast(mbufs: number, n: number, desc: number, availRing: number, usedRing: number, mask: number, num: number, lastAvail: number, usedIdx: number, avail: number, table: number, perPacket: number): number;
+  enqueueFast(mbufs: number, n: number, desc: number, availRing: number, usedRing: number, mask: number, num: number, lastAvail: number, usedIdx: number, avail: number, table: number, perPacket: number, dsts: number): number;
   rxFast(burst: number, n: number, usedRing: number, mask: number, lastUsed: number, ready: number, sw: number, limit: number, free: number, numFree: number, cap: number, port: number, stats: number): number;
   dequeueFast(mbufs: number, n: number, desc: number, availRing: number, usedRing: number, mask: number, num: number, lastAvail: number, usedIdx: number, table: number, segRoom: number, port: number, srcs: number): number;
   txFast(burst: number, n: number, state: number, nextFree: number, sw: number, ndesc: number, desc: number, availRing: number, mask: number, idx: number, gpaHi: number, stats: number): number;

@@ -36,7 +36,7 @@ export const BUF_VECTOR_MAX = 256;
 export const MAX_PKT_LEN = 65535;
 
 const H_SHIFT = MBUF_SHIFT - 1;
-const SRCS_KEY = 'vhost dequeue sources';
+const ADDRS_KEY = 'vhost packet addresses';
 
 /** What a lcore needs to open a vring's data path. */
 export interface VhostQueueDesc {
@@ -69,8 +69,8 @@ export class VhostQueue {
   private readonly heads = new Uint16Array(BUF_VECTOR_MAX);
   private readonly written = new Int32Array(BUF_VECTOR_MAX);
   private readonly extra: Uint32Array;
-  /** dequeueFast's note of where each packet's bytes are, between its two passes. */
-  private srcs: Uint32Array;
+  /** The fast kernels' note of where each packet's bytes go or come from, between their two passes. */
+  private addrs: Uint32Array;
   private readonly st: number;
 
   private gen = -1;
@@ -98,7 +98,7 @@ export class VhostQueue {
     this.mb = new Mbufs(heap);
     this.copies = new CopyList(heap);
     this.extra = heap.scratch('vhost extra segments', BUF_VECTOR_MAX);
-    this.srcs = heap.scratch(SRCS_KEY, 64);
+    this.addrs = heap.scratch(ADDRS_KEY, 64);
     this.st = d.state;
     this.memTable = d.memTable;
     this.nombuf = d.nombuf;
@@ -171,7 +171,8 @@ export class VhostQueue {
     for (; sent < n; sent++) {
       if (kernel !== null) {
         // The common case for as many packets as take it, in one wasm call.
-        const done = kernel.enqueueFast(mbufs.byteOffset + sent * 4, n - sent, desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, avail - spent, this.memTable, perPacket ? 1 : 0);
+        if (this.addrs.length < n - sent) this.addrs = this.heap.scratch(ADDRS_KEY, n - sent);
+        const done = kernel.enqueueFast(mbufs.byteOffset + sent * 4, n - sent, desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, avail - spent, this.memTable, perPacket ? 1 : 0, this.addrs.byteOffset);
         if (done > 0) {
           if (perPacket) f[this.st + S.S_AVAIL_READS] += done;
           sent += done;
@@ -335,8 +336,8 @@ export class VhostQueue {
     const segRoom = mb.tailroom(mbufs[0]!);
     if (this.kernel !== null && mbufs.buffer === this.heap.buffer) {
       // One-descriptor packets that fit one mbuf, in one wasm call, until the first that is not.
-      if (this.srcs.length < count) this.srcs = this.heap.scratch(SRCS_KEY, count);
-      got = this.kernel.dequeueFast(mbufs.byteOffset, count, ring.desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, this.memTable, segRoom, this.port, this.srcs.byteOffset);
+      if (this.addrs.length < count) this.addrs = this.heap.scratch(ADDRS_KEY, count);
+      got = this.kernel.dequeueFast(mbufs.byteOffset, count, ring.desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, this.memTable, segRoom, this.port, this.addrs.byteOffset);
       lastAvail = (lastAvail + got) & 0xffff;
       usedIdx = (usedIdx + got) & 0xffff;
     }

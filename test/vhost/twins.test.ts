@@ -13,7 +13,7 @@ import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, portUp } from '../helpers.js';
 
-const SCRATCH = ['free_bulk pending', 'vhost copy list', 'vhost dequeue sources', 'vhost extra segments', 'vhost header slots', 'virtio rx refill', 'virtio tx reclaim'];
+const SCRATCH = ['free_bulk pending', 'vhost copy list', 'vhost packet addresses', 'vhost extra segments', 'vhost header slots', 'virtio rx refill', 'virtio tx reclaim'];
 
 function run(datapath: 'wasm' | 'ts', seed: number, virtioArgs: string): Heap {
   const heap = Heap.create({ size: 16 << 20, datapath });
