@@ -147,7 +147,9 @@ export function fillOne(mbufs: u32, count: u32, free: u32, numFree: u32, sw: u32
  * packet goes into the next of the burst's fresh mbufs. Two passes, as
  * DPDK's batched copies: the descriptors first (where each packet is, noted
  * at `srcs`), then the bytes, so the guest's cache lines are fetched many at
- * a time instead of one packet after the other.
+ * a time instead of one packet after the other. The second pass takes
+ * addresses and lengths only from what the first checked: no descriptor is
+ * fetched twice, so a guest rewriting one meanwhile changes nothing.
  * @returns how many packets it took (each one avail and one used entry).
  */
 export function dequeueFast(mbufs: u32, n: u32, desc: u32, availRing: u32, usedRing: u32, mask: u32, num: u32, lastAvail: u32, usedIdx: u32, table: u32, segRoom: u32, port: u32, srcs: u32): u32 {
