@@ -214,6 +214,28 @@ describe('vhost and virtio_user, in process', () => {
     t.close();
   });
 
+  it('a host that does not poll: the guest fills its tx ring, keeps the rest, and sends it once the host takes what is queued', () => {
+    const t = setup('', ',queue_size=64');
+    const b = t.heap.burst(100);
+    for (let i = 0; i < 100; i++) b[i] = makePacket(t.mb, t.guestPool, i, 60 + i);
+    assert.equal(t.ethdev.txBurst(t.guest, 0, b, 100), 64, 'one descriptor per packet: the ring holds 64');
+    assert.equal(t.ethdev.txBurst(t.guest, 0, b.subarray(64), 36), 0, 'nothing completed yet');
+    const rx = t.heap.burst(64);
+    let got = 0;
+    const take = () => {
+      for (let k; (k = t.ethdev.rxBurst(t.host, 0, rx, 64)) > 0; got += k) {
+        for (let i = 0; i < k; i++) assert.deepEqual(t.mb.read(rx[i]!), content(got + i, 60 + got + i), `packet ${got + i}`);
+        t.mb.freeBulk(rx, k);
+      }
+    };
+    take();
+    assert.equal(got, 64);
+    assert.equal(t.ethdev.txBurst(t.guest, 0, b.subarray(64), 36), 36);
+    take();
+    assert.equal(got, 100);
+    t.close();
+  });
+
   it('a host out of mbufs: the guest\'s packets wait in its ring, counted in rx_nombuf, and arrive once mbufs are back', () => {
     const t = setup();
     const b = t.heap.burst(32);

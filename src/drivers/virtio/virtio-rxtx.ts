@@ -451,13 +451,17 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     let bytes = 0;
     if (this.kernel !== null && burst.buffer === this.heap.buffer) {
       // One-segment packets with their header pushed, in one wasm call (counted by it), until the
-      // first that is not; when the ring ran out, once more after taking completions back.
-      for (let k = 0; k < 2 && sent < n; k++) {
+      // first that is not; each time the ring runs out, again after taking completions back.
+      for (;;) {
         const took = this.kernel.txFast(burst.byteOffset + 4 * sent, n - sent, st * 8, this.nextFree.byteOffset, this.sw.byteOffset, this.ndesc.byteOffset, this.desc, this.avail + 4, this.mask, idx, GPA_BASE / 4294967296, this.stats * 8);
         sent += took;
         idx = (idx + took) & 0xffff;
         if (sent === n || f[st + G_NUM_FREE]! > 0) break;
         this.cleanup();
+        if (f[st + G_NUM_FREE] === 0) {
+          n = sent; // the ring is full: the rest stays with the caller
+          break;
+        }
       }
     }
     const counted = sent;
