@@ -72,6 +72,9 @@ export class VhostQueue {
   /** The fast kernels' note of where each packet's bytes go or come from, between their two passes. */
   private addrs: Uint32Array;
   private readonly st: number;
+  private readonly memTable: number;
+  private readonly port: number;
+  private readonly nombuf: number;
 
   private gen = -1;
   /** The avail_event last written (EVENT_IDX): one behind what we took, so the guest does not kick a polling host. */
@@ -104,10 +107,6 @@ export class VhostQueue {
     this.nombuf = d.nombuf;
     this.port = d.port;
   }
-
-  private readonly memTable: number;
-  private readonly port: number;
-  private readonly nombuf: number;
 
   /** Follows the control plane: re-reads the ring when its generation moved. @returns whether the ring is usable. */
   private sync(): boolean {

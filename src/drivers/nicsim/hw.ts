@@ -141,11 +141,6 @@ export class NicsimHw {
     return (['none', 'booting', 'running', 'exited', 'cancelled'] as const)[Atomics.load(this.i32, this.w + D_STATE)]!;
   }
 
-  /** The CPU the thread is pinned to, if any. */
-  get hwCpu(): number | undefined {
-    return this.cpu;
-  }
-
   /** Hands a started port's queues to the hardware, starting its thread if it is not running. */
   attach(port: number, p: HwPort): void {
     if (port < 0 || port >= HW_MAX_PORTS) throw new ArgError(`net_nicsim: port ${port}: the model serves ports 0..${HW_MAX_PORTS - 1}`);

@@ -140,7 +140,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     this.refill = heap.scratch('virtio rx refill', d.ring.num);
     this.mrg = d.mrg;
     this.k = d.segsPerBuf;
-    this.limit = this.heads * d.segsPerBuf;
+    this.limit = this.heads * this.k;
     this.port = d.port;
     this.rxFreeThresh = d.rxFreeThresh;
     this.cap = this.pool.bufLen - this.pool.headroom + NET_HDR_SIZE;
@@ -242,7 +242,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
 
   /** The mbuf posted at descriptor `id`, taken back from the ring, or 0 (counted) when the device names one it was not given. */
   private take(id: number): number {
-    if (id >= this.heads * this.k || id % this.k !== 0 || this.sw[id] === 0) {
+    if (id >= this.limit || id % this.k !== 0 || this.sw[id] === 0) {
       this.f64[this.st + G_BAD_USED]++;
       return 0;
     }
