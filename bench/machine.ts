@@ -5,8 +5,8 @@
  * read `bench testpmd`'s 2c / 1c against it.
  */
 import type { Benchmark } from '../src/apps/bench/types.js';
-import { allowedCpus } from '../src/lcore/affinity.js';
-import { startWorker } from '../src/lcore/spawn.js';
+import { allowedCpus } from '../src/eal/affinity.js';
+import { startWorker } from '../src/eal/spawn.js';
 import { summarize } from '../src/apps/bench/stats.js';
 
 export const benchmark: Benchmark = {

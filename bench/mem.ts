@@ -3,7 +3,7 @@
  * burst 32, through the lcore cache (testpmd's default setup).
  * The last row is seed 002's "base": mbufs freed one by one instead of in bulk.
  */
-import { startWorker } from '../src/lcore/spawn.js';
+import { startWorker } from '../src/eal/spawn.js';
 import type { Benchmark } from '../src/apps/bench/types.js';
 
 export type MemVariant = 'get-put-bulk' | 'alloc-free-bulk' | 'alloc-free-single';

@@ -1,6 +1,6 @@
 import { workerData, parentPort } from 'node:worker_threads';
 import { benchLoop } from '../src/apps/bench/control.js';
-import { Heap } from '../src/mem/heap.js';
+import { Heap } from '../src/eal/heap.js';
 import { Mbufs } from '../src/mem/mbuf.js';
 import { Mempool } from '../src/mem/mempool.js';
 import type { MemVariant } from './mem.js';

@@ -9,8 +9,8 @@ import type { ThreadSpec } from '../src/apps/bench/harness.js';
 import type { Benchmark } from '../src/apps/bench/types.js';
 import { drivers } from '../src/drivers/index.js';
 import { Ethdev } from '../src/ethdev/ethdev.js';
-import { startWorker } from '../src/lcore/spawn.js';
-import { Heap } from '../src/mem/heap.js';
+import { startWorker } from '../src/eal/spawn.js';
+import { Heap } from '../src/eal/heap.js';
 import { Mempool } from '../src/mem/mempool.js';
 import { Ring } from '../src/ring/ring.js';
 

@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { benchLoop } from '../src/apps/bench/control.js';
 import { drivers } from '../src/drivers/index.js';
 import type { QueueDescriptor } from '../src/ethdev/driver.js';
-import { Heap, type HeapDescriptor } from '../src/mem/heap.js';
+import { Heap, type HeapDescriptor } from '../src/eal/heap.js';
 import { Mbufs } from '../src/mem/mbuf.js';
 import { Mempool } from '../src/mem/mempool.js';
 import { OlFlagsHi } from '../src/mem/mbuf-layout.js';

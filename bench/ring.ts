@@ -4,10 +4,10 @@
  * 1, 8, 32; MP/MC (compare-and-swap heads) at 32; and 2 producers + 2
  * consumers at 32, which oversubscribes this 2-core machine on purpose.
  */
-import { startWorker } from '../src/lcore/spawn.js';
+import { startWorker } from '../src/eal/spawn.js';
 import type { Benchmark, BenchCase } from '../src/apps/bench/types.js';
 import type { ThreadSpec } from '../src/apps/bench/harness.js';
-import { Heap } from '../src/mem/heap.js';
+import { Heap } from '../src/eal/heap.js';
 import { Ring } from '../src/ring/ring.js';
 
 interface RingCase {

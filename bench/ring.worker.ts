@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { benchLoop } from '../src/apps/bench/control.js';
-import { Heap, type HeapDescriptor } from '../src/mem/heap.js';
+import { Heap, type HeapDescriptor } from '../src/eal/heap.js';
 import { Ring, type RingDescriptor } from '../src/ring/ring.js';
 
 const job = workerData as { ctl: Int32Array; thread: number; role: 'producer' | 'consumer'; lcore: number; burst: number; heap: HeapDescriptor; ring: RingDescriptor };

@@ -2,7 +2,7 @@
 // from 1 to 2 busy cores, the ceiling for any forwarding scaling figure.
 import { parentPort, workerData } from 'node:worker_threads';
 import { benchLoop } from '../src/apps/bench/control.js';
-import { pinThisThread } from '../src/lcore/affinity.js';
+import { pinThisThread } from '../src/eal/affinity.js';
 
 const job = workerData as { ctl: Int32Array; thread: number; cpus?: number[] };
 pinThisThread(job.cpus);

@@ -18,8 +18,8 @@ import { dpdkTestpmd, parseThroughput } from '../src/apps/bench/testpmd-run.js';
 import type { BenchOptions, Benchmark, BenchCase } from '../src/apps/bench/types.js';
 import { drivers } from '../src/drivers/index.js';
 import { Ethdev } from '../src/ethdev/ethdev.js';
-import { startWorker } from '../src/lcore/spawn.js';
-import { Heap } from '../src/mem/heap.js';
+import { startWorker } from '../src/eal/spawn.js';
+import { Heap } from '../src/eal/heap.js';
 import { MBUF_DEFAULT_DATAROOM } from '../src/mem/mbuf-layout.js';
 import { Mempool } from '../src/mem/mempool.js';
 

@@ -1,12 +1,12 @@
 /** One side of the vhost bench: an lcore running testpmd's txonly or rxonly engine on one queue. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { benchLoop } from '../src/apps/bench/control.js';
-import { FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdStream } from '../src/apps/testpmd/fwd/engine.js';
-import { engines } from '../src/apps/testpmd/fwd/index.js';
+import { FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdStream } from '../src/fwd/engine.js';
+import { engines } from '../src/fwd/index.js';
 import { drivers } from '../src/drivers/index.js';
 import type { QueueDescriptor } from '../src/ethdev/driver.js';
-import { pinThisThread } from '../src/lcore/affinity.js';
-import { Heap, type HeapDescriptor } from '../src/mem/heap.js';
+import { pinThisThread } from '../src/eal/affinity.js';
+import { Heap, type HeapDescriptor } from '../src/eal/heap.js';
 import { Mbufs } from '../src/mem/mbuf.js';
 import { Mempool } from '../src/mem/mempool.js';
 

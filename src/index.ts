@@ -1,7 +1,7 @@
 /** dpkit's public API: the packet core. Ports, drivers and lcores come with their modules. */
 export * from './errors.js';
-export { Heap, MAX_LCORES, MAX_POOLS, wasmMemoryProvider } from './mem/heap.js';
-export type { HeapDescriptor, HeapOptions, MemoryProvider } from './mem/heap.js';
+export { Heap, MAX_LCORES, MAX_POOLS, wasmMemoryProvider } from './eal/heap.js';
+export type { HeapDescriptor, HeapOptions, MemoryProvider } from './eal/heap.js';
 export { Mempool, MEMPOOL_CACHE_MAX_SIZE, MBUF_DEFAULT_BUF_SIZE } from './mem/mempool.js';
 export type { MempoolDescriptor, MempoolOptions } from './mem/mempool.js';
 export { Mbufs, FREE_PENDING_SZ } from './mem/mbuf.js';

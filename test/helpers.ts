@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Ethdev } from '../src/ethdev/ethdev.js';
-import { Heap } from '../src/mem/heap.js';
+import { Heap } from '../src/eal/heap.js';
 import { Mbufs } from '../src/mem/mbuf.js';
 import { Mempool, type MempoolOptions } from '../src/mem/mempool.js';
 

@@ -6,7 +6,7 @@
  * descriptor, a plain structured-clonable object, so everything a queue
  * touches on the data path lives in the shared heap.
  */
-import type { Heap } from '../mem/heap.js';
+import type { Heap } from '../eal/heap.js';
 import type { Mempool } from '../mem/mempool.js';
 
 export interface RxQueue {

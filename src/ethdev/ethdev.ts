@@ -9,7 +9,7 @@
  * descriptors (see driver.ts).
  */
 import { ArgError, DpkitError } from '../errors.js';
-import type { Heap } from '../mem/heap.js';
+import type { Heap } from '../eal/heap.js';
 import type { Mempool } from '../mem/mempool.js';
 import { parseDevargs } from './devargs.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, RxQueue, RxQueueConf, TxQueue, TxQueueConf } from './driver.js';

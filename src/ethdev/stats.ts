@@ -12,7 +12,7 @@
  * a queue's packets updated before its bytes; totals are exact once the
  * lcore is quiet.
  */
-import type { Heap } from '../mem/heap.js';
+import type { Heap } from '../eal/heap.js';
 
 /** Rx queue counters: Float64 slot indexes from the block's first slot. */
 export const RXQ_PACKETS = 0;

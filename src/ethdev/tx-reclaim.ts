@@ -17,7 +17,7 @@
  * rte_pktmbuf_prefree_seg and runs of one pool are put together.
  */
 import { ArgError } from '../errors.js';
-import type { Heap } from '../mem/heap.js';
+import type { Heap } from '../eal/heap.js';
 import { FREE_PENDING_SZ, Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
 import { H_REFCNT, MBUF_SHIFT } from '../mem/mbuf-layout.js';

@@ -13,7 +13,7 @@
  * is updated with Atomics, as DPDK's rte_mbuf_refcnt_update.
  */
 import { MbufError, fmtHandle } from '../errors.js';
-import { Heap, MAX_POOLS } from './heap.js';
+import { Heap, MAX_POOLS } from '../eal/heap.js';
 import {
   B_L2_LEN,
   B_L4_LEN,

@@ -21,7 +21,7 @@
  * Each lcore's cache: word 0 len, then from byte 64 the handle stack.
  */
 import { ArgError, LeakError, MbufError, fmtHandle } from '../errors.js';
-import { CACHE_LINE, Heap, MAX_LCORES } from './heap.js';
+import { CACHE_LINE, Heap, MAX_LCORES } from '../eal/heap.js';
 import {
   MBUF_DEFAULT_DATAROOM,
   MBUF_SHIFT,

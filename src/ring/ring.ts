@@ -23,7 +23,7 @@
  * 2-thread SPSC ring here (PERF-NOTES).
  */
 import { ArgError } from '../errors.js';
-import { Heap } from '../mem/heap.js';
+import { Heap } from '../eal/heap.js';
 
 const MAGIC = 0x474e_4952; // "RING"
 const W_MAGIC = 0;

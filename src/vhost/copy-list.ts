@@ -9,7 +9,7 @@
  * `flush()` must run before the other side may see the bytes (before the
  * used index is published).
  */
-import type { Heap } from '../mem/heap.js';
+import type { Heap } from '../eal/heap.js';
 import type { FwdKernel } from '../kernels/kernels.js';
 
 /** Copies gathered before a flush is forced. */

@@ -5,7 +5,7 @@
  * implement the same Channel over the wire.
  */
 import { ArgError } from '../errors.js';
-import type { Heap } from '../mem/heap.js';
+import type { Heap } from '../eal/heap.js';
 import type { Backend, Channel, VhostUserMsg, VhostUserReply } from './protocol.js';
 
 const listening = new WeakMap<Heap, Map<string, Backend>>();

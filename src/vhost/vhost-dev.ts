@@ -10,7 +10,7 @@
  * device and the problem, and leaves the device as it was.
  */
 import { VhostError } from '../errors.js';
-import type { Heap } from '../mem/heap.js';
+import type { Heap } from '../eal/heap.js';
 import { GuestMemory, MAX_REGIONS } from '../virtio/guest-memory.js';
 import { VRING_MAX_SIZE, Vring, isVringSize } from '../virtio/vring.js';
 import { Feature, SUPPORTED_FEATURES, VRING_USED_F_NO_NOTIFY, bit, featureNames, has, type Features } from '../virtio/virtio-net.js';

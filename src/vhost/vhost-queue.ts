@@ -19,7 +19,7 @@
  * fixes it. Nothing a guest writes can make the host throw, loop or touch
  * memory outside the guest's regions.
  */
-import type { Heap } from '../mem/heap.js';
+import type { Heap } from '../eal/heap.js';
 import type { VhostKernel } from '../kernels/kernels.js';
 import { Mbufs } from '../mem/mbuf.js';
 import { H_DATA_LEN, H_NB_SEGS, H_PORT, MBUF_SHIFT, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../mem/mbuf-layout.js';

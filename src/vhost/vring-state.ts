@@ -5,7 +5,7 @@
  * vring (two cache lines); the control plane bumps S_GEN after every change,
  * and the data path re-reads the block when it sees a new generation.
  */
-import type { Heap } from '../mem/heap.js';
+import type { Heap } from '../eal/heap.js';
 
 export const S_GEN = 0;
 /** 1 when the ring may be used: addresses translated, memory table set, ring enabled. */

@@ -11,7 +11,7 @@
  * exact up to 2^53, and anything above is outside every region.
  */
 import { ArgError } from '../errors.js';
-import type { Heap } from '../mem/heap.js';
+import type { Heap } from '../eal/heap.js';
 
 /** vhost-user's VHOST_MEMORY_MAX_NREGIONS. */
 export const MAX_REGIONS = 8;

@@ -7,7 +7,7 @@ import { ArgError } from '../../src/errors.js';
 import { TxOffload } from '../../src/ethdev/driver.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { TX_FREE_MODES, type TxFreeMode } from '../../src/ethdev/tx-reclaim.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull } from '../helpers.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { drivers } from '../../src/drivers/index.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { PORT_INVALID } from '../../src/mem/mbuf-layout.js';

@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import { drivers } from '../../src/drivers/index.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { MBUF_WORD_SHIFT, OlFlags, W_OL_FLAGS, W_TIMESTAMP_LO } from '../../src/mem/mbuf-layout.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { loadNs } from '../../src/pcap/time.js';

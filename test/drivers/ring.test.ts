@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { drivers } from '../../src/drivers/index.js';
 import { ringPortDriver } from '../../src/drivers/ring/ring.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { Ring } from '../../src/ring/ring.js';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { drivers } from '../../src/drivers/index.js';
 import { ArgError, VhostError } from '../../src/errors.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { Feature, VRING_AVAIL_F_NO_INTERRUPT, bit, has } from '../../src/virtio/virtio-net.js';

@@ -4,7 +4,7 @@ import { drivers } from '../../src/drivers/index.js';
 import { ArgError } from '../../src/errors.js';
 import { parseDevargs } from '../../src/ethdev/devargs.js';
 import { checkTxThresholds, Ethdev, PortStateError } from '../../src/ethdev/ethdev.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, portUp } from '../helpers.js';

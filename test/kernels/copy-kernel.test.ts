@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 
 it('the kernels copy every length from 0 to 300 bytes exactly, at any alignment, touching nothing around', () => {
   const heap = Heap.create({ size: 4 << 20 });

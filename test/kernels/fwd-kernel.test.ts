@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { defaultFwdConfig, type FwdConfig, type FwdContext, type FwdStream } from '../../src/apps/testpmd/fwd/engine.js';
-import { macswap } from '../../src/apps/testpmd/fwd/macswap.js';
+import { defaultFwdConfig, type FwdConfig, type FwdContext, type FwdStream } from '../../src/fwd/engine.js';
+import { macswap } from '../../src/fwd/macswap.js';
 import { drivers } from '../../src/drivers/index.js';
 import { TxOffload } from '../../src/ethdev/driver.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, portUp } from '../helpers.js';
@@ -96,8 +96,8 @@ it(`rxFill, pktLenSum and the ${variant} macswap kernel do what their TypeScript
 });
 
 it('macFwd and txonlyFill kernels do what their TypeScript twins do', async () => {
-  const { mac } = await import('../../src/apps/testpmd/fwd/mac.js');
-  const { txonly } = await import('../../src/apps/testpmd/fwd/txonly.js');
+  const { mac } = await import('../../src/fwd/mac.js');
+  const { txonly } = await import('../../src/fwd/txonly.js');
   const sides = [side('wasm', 64), side('ts', 64)];
   for (let round = 0; round < 60; round++) {
     const results = sides.map((s) => {
@@ -129,7 +129,7 @@ it('macFwd and txonlyFill kernels do what their TypeScript twins do', async () =
 });
 
 it('the fiveTupleSwap kernel does what its TypeScript twin does, over valid, truncated and garbage headers', async () => {
-  const { fiveTupleSwap } = await import('../../src/apps/testpmd/fwd/5tswap.js');
+  const { fiveTupleSwap } = await import('../../src/fwd/5tswap.js');
   const sides = [side('wasm', 64), side('ts', 64)];
   assert.ok(sides[0]!.heap.kernels && !sides[1]!.heap.kernels);
   let rng = 11;
@@ -246,8 +246,8 @@ it('the fiveTupleSwap kernel does what its TypeScript twin does, over valid, tru
 });
 
 it('the csum kernel does what its TypeScript twin does: bytes, metadata and bad-checksum counters', async () => {
-  const { csum } = await import('../../src/apps/testpmd/fwd/csum.js');
-  const { FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM } = await import('../../src/apps/testpmd/fwd/engine.js');
+  const { csum } = await import('../../src/fwd/csum.js');
+  const { FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM } = await import('../../src/fwd/engine.js');
   const { OlFlags } = await import('../../src/mem/mbuf-layout.js');
   const { newHdrInfo, parseHeaders } = await import('../../src/net/headers.js');
   const { ipv4CksumSet, ipv4UdptcpCksum, ipv6UdptcpCksum } = await import('../../src/net/checksum.js');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Heap, POOL_TABLE } from '../../src/mem/heap.js';
+import { Heap, POOL_TABLE } from '../../src/eal/heap.js';
 import { FREE_PENDING_SZ, Mbufs } from '../../src/mem/mbuf.js';
 import {
   H_BUF_LEN,

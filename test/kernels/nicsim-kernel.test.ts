@@ -28,7 +28,7 @@ import {
   TXQ_TAIL,
 } from '../../src/drivers/nicsim/layout.js';
 import { RXQ_ERRORS, RXQ_MISSED, newQueueStats } from '../../src/ethdev/stats.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 
 /** A tx ring with posted packets and an rx ring with some free descriptors, written the same way into either heap. */
 function build(datapath: 'wasm' | 'ts', seed: number) {

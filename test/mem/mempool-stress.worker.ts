@@ -1,6 +1,6 @@
 // One lcore of the shared-pool stress test; see mempool-mt.test.ts.
 import { parentPort, workerData } from 'node:worker_threads';
-import { Heap, type HeapDescriptor } from '../../src/mem/heap.js';
+import { Heap, type HeapDescriptor } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool, type MempoolDescriptor } from '../../src/mem/mempool.js';
 import { Ring, type RingDescriptor } from '../../src/ring/ring.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ArgError, LeakError, MbufError, NoMemError } from '../../src/errors.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, setup } from '../helpers.js';
 

@@ -1,5 +1,5 @@
 // Packet builders and a by-the-book checksum reference shared by the checksum and header tests.
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { IPPROTO_UDP } from '../../src/net/headers.js';
 
 // ---- an independent reference: RFC 1071 done the obvious way ------------------------

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { startWorker } from '../../src/lcore/spawn.js';
-import { Heap } from '../../src/mem/heap.js';
+import { startWorker } from '../../src/eal/spawn.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Ring } from '../../src/ring/ring.js';
 import { joinWorkers } from '../helpers.js';
 

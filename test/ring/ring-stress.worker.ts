@@ -1,6 +1,6 @@
 // One producer or consumer of the MPMC stress test; see ring-mt.test.ts.
 import { parentPort, workerData } from 'node:worker_threads';
-import { Heap, type HeapDescriptor } from '../../src/mem/heap.js';
+import { Heap, type HeapDescriptor } from '../../src/eal/heap.js';
 import { Ring, type RingDescriptor } from '../../src/ring/ring.js';
 
 interface Job {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ArgError } from '../../src/errors.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Ring } from '../../src/ring/ring.js';
 
 const heap = Heap.create({ size: 4 << 20 });

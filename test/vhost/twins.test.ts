@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { seededRandom } from '../../src/apps/bench/stats.js';
 import { drivers } from '../../src/drivers/index.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, portUp } from '../helpers.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Heap } from '../../src/mem/heap.js';
+import { Heap } from '../../src/eal/heap.js';
 import { GuestMemory, MAX_REGIONS } from '../../src/virtio/guest-memory.js';
 import { Chain, ChainError, DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE, Vring, vringSizes } from '../../src/virtio/vring.js';
 

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ArgError } from '../../errors.js';
-import { engines } from '../testpmd/fwd/index.js';
+import { engines } from '../../fwd/index.js';
 import { NICSIM_DEFAULT_DESC } from '../../drivers/nicsim/nicsim.js';
 import type { System } from './testpmd-run.js';
 

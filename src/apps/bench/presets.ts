@@ -5,7 +5,7 @@
  * DPDK's pair beside it.
  */
 import { TX_FREE_MODES } from '../../ethdev/tx-reclaim.js';
-import { MACSWAP_VARIANTS } from '../testpmd/fwd/engine.js';
+import { MACSWAP_VARIANTS } from '../../fwd/engine.js';
 import type { MatrixConfig } from './matrix.js';
 
 /**

@@ -9,15 +9,15 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { drivers } from '../../drivers/index.js';
 import type { QueueDescriptor } from '../../ethdev/driver.js';
 import type { Datapath } from '../../kernels/kernels.js';
-import { pinThisThread } from '../../lcore/affinity.js';
-import { CTL_STOP } from '../../lcore/launcher.js';
-import { Heap, type HeapDescriptor } from '../../mem/heap.js';
+import { pinThisThread } from '../../eal/affinity.js';
+import { CTL_STOP } from '../../eal/launcher.js';
+import { Heap, type HeapDescriptor } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { Mempool } from '../../mem/mempool.js';
-import type { FwdConfig, FwdContext, FwdStream } from './fwd/engine.js';
-import { MAX_PKT_BURST } from './fwd/engine.js';
-import { engines } from './fwd/index.js';
-import { txonly } from './fwd/txonly.js';
+import type { FwdConfig, FwdContext, FwdStream } from '../../fwd/engine.js';
+import { MAX_PKT_BURST } from '../../fwd/engine.js';
+import { engines } from '../../fwd/index.js';
+import { txonly } from '../../fwd/txonly.js';
 
 /** One stream as the main thread describes it to the lcore. */
 export interface StreamJob {

@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ArgError } from '../../errors.js';
-import { pinThisThread } from '../../lcore/affinity.js';
+import { pinThisThread } from '../../eal/affinity.js';
 import { parseTestpmdArgs, TESTPMD_USAGE } from './options.js';
 import { runShell } from './shell.js';
 import { Testpmd } from './testpmd.js';

@@ -6,9 +6,9 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ArgError } from '../../errors.js';
-import type { CpuMap } from '../../lcore/affinity.js';
+import type { CpuMap } from '../../eal/affinity.js';
 import { parseMac } from '../../net/ether.js';
-import { MACSWAP_VARIANTS, MAX_PKT_BURST, type MacswapVariant } from './fwd/engine.js';
+import { MACSWAP_VARIANTS, MAX_PKT_BURST, type MacswapVariant } from '../../fwd/engine.js';
 
 export type PortTopology = 'paired' | 'chained' | 'loop';
 

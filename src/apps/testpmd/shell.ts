@@ -5,7 +5,7 @@
  */
 import { createInterface } from 'node:readline';
 import { DpkitError } from '../../errors.js';
-import { engines } from './fwd/index.js';
+import { engines } from '../../fwd/index.js';
 import type { Testpmd } from './testpmd.js';
 
 const COMMANDS = [

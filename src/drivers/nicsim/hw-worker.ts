@@ -3,8 +3,8 @@
  * the heap and polls (runHardware) until the last nicsim port stops.
  */
 import { workerData } from 'node:worker_threads';
-import { pinThisThread } from '../../lcore/affinity.js';
-import { Heap } from '../../mem/heap.js';
+import { pinThisThread } from '../../eal/affinity.js';
+import { Heap } from '../../eal/heap.js';
 import { HW_LCORE, runHardware, type HwJob } from './hw.js';
 
 const job = workerData as HwJob;

@@ -20,8 +20,8 @@
 import { ArgError, DpkitError } from '../../errors.js';
 import { RXQ_ERRORS, RXQ_MISSED } from '../../ethdev/stats.js';
 import type { Datapath } from '../../kernels/kernels.js';
-import { startWorker } from '../../lcore/spawn.js';
-import { Heap, MAX_LCORES } from '../../mem/heap.js';
+import { startWorker } from '../../eal/spawn.js';
+import { Heap, MAX_LCORES } from '../../eal/heap.js';
 import {
   RX_STATUS_DD,
   RX_STATUS_EOP,

@@ -24,7 +24,7 @@
  * thread), tx_free_mode=single|bulk64|bulkall (default bulk64, the merged
  * i40e code of seed 002).
  */
-import { allowedCpus } from '../../lcore/affinity.js';
+import { allowedCpus } from '../../eal/affinity.js';
 import { ArgError, NoMemError } from '../../errors.js';
 import { intArg } from '../../ethdev/devargs.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, RxQueueConf, TxQueue, TxQueueConf } from '../../ethdev/driver.js';
@@ -32,7 +32,7 @@ import { TxOffload } from '../../ethdev/driver.js';
 import { checkTxThresholds, txThresholds } from '../../ethdev/ethdev.js';
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
 import { parseTxFreeMode, TxReclaim, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
-import type { Heap } from '../../mem/heap.js';
+import type { Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { H_BUF_LEN, H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';

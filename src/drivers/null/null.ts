@@ -12,7 +12,7 @@ import { ArgError } from '../../errors.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { boolArg, intArg } from '../../ethdev/devargs.js';
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
-import type { Heap } from '../../mem/heap.js';
+import type { Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { H_DATA_LEN, H_PORT, MBUF_WORD_SHIFT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';

@@ -26,7 +26,7 @@ import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, Rx
 import { boolArg } from '../../ethdev/devargs.js';
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
 import type { FwdKernel } from '../../kernels/kernels.js';
-import type { Heap } from '../../mem/heap.js';
+import type { Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { MBUF_WORD_SHIFT, OlFlags, W_OL_FLAGS, W_TIMESTAMP_LO } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';

@@ -21,7 +21,7 @@ import { newHdrInfo } from '../../net/headers.js';
 import { RETA_SIZE, Toeplitz, packetRssHash } from '../../net/rss.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { RXQ_BYTES, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats.js';
-import type { Heap } from '../../mem/heap.js';
+import type { Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { OlFlags } from '../../mem/mbuf-layout.js';
 import { Ring, type RingDescriptor } from '../../ring/ring.js';

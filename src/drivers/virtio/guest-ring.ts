@@ -8,7 +8,7 @@
  * of one region, the whole heap. The base is above 4 GiB so every address
  * has a high word, and a device that forgets to translate is caught.
  */
-import type { Heap } from '../../mem/heap.js';
+import type { Heap } from '../../eal/heap.js';
 import { DESC_SIZE, vringSizes } from '../../virtio/vring.js';
 
 export const GPA_BASE = 0x1_0000_0000;

@@ -15,7 +15,7 @@
 import type { QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
 import { TxReclaim, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
-import type { Heap } from '../../mem/heap.js';
+import type { Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';

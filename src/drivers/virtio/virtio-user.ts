@@ -14,7 +14,7 @@ import { ArgError } from '../../errors.js';
 import { boolArg, intArg } from '../../ethdev/devargs.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, RxQueueConf, TxQueue, TxQueueConf } from '../../ethdev/driver.js';
 import { parseTxFreeMode, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
-import type { Heap } from '../../mem/heap.js';
+import type { Heap } from '../../eal/heap.js';
 import type { Mempool } from '../../mem/mempool.js';
 import { connect } from '../../vhost/in-process.js';
 import { NO_NOTIFIER, Req, type Channel } from '../../vhost/protocol.js';

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defaultFwdConfig, FS_FWD_DROPPED, FS_RX_PACKETS, FS_TX_PACKETS, type FwdContext, type FwdStream } from '../../../src/apps/testpmd/fwd/engine.js';
-import { engines } from '../../../src/apps/testpmd/fwd/index.js';
+import { defaultFwdConfig, FS_FWD_DROPPED, FS_RX_PACKETS, FS_TX_PACKETS, type FwdContext, type FwdStream } from '../../../src/fwd/engine.js';
+import { engines } from '../../../src/fwd/index.js';
 import { drivers } from '../../../src/drivers/index.js';
 import { TxOffload } from '../../../src/ethdev/driver.js';
 import { Ethdev } from '../../../src/ethdev/ethdev.js';
-import { Heap } from '../../../src/mem/heap.js';
+import { Heap } from '../../../src/eal/heap.js';
 import { Mbufs } from '../../../src/mem/mbuf.js';
 import { OlFlags, OlFlagsHi } from '../../../src/mem/mbuf-layout.js';
 import { Mempool } from '../../../src/mem/mempool.js';

@@ -16,9 +16,9 @@
  * The engine reads the packet shape from ctx.config when it is made (testpmd
  * builds its engines at `start`); burst size is read each pass.
  */
-import { ArgError } from '../../../errors.js';
-import { cksumAdd, cksumFold } from '../../../net/checksum.js';
-import { ETHER_ADDR_LEN, ETHER_HDR_LEN, ETHER_TYPE_IPV4 } from '../../../net/ether.js';
+import { ArgError } from '../errors.js';
+import { cksumAdd, cksumFold } from '../net/checksum.js';
+import { ETHER_ADDR_LEN, ETHER_HDR_LEN, ETHER_TYPE_IPV4 } from '../net/ether.js';
 import {
   ETHER_SRC_OFF,
   ETHER_TYPE_OFF,
@@ -39,7 +39,7 @@ import {
   UDP_SRC_PORT_OFF,
   setBe16,
   setBe32,
-} from '../../../net/headers.js';
+} from '../net/headers.js';
 import { receive, transmit } from './common.js';
 import { FS_TX_PACKETS, type FwdContext, type FwdEngine, type FwdStream } from './engine.js';
 import { txOlFlagsHi } from './tx-fields.js';

@@ -4,10 +4,10 @@
  * packet or burst: the burst array, views and templates are made when the
  * lcore starts.
  */
-import type { RxQueue, TxQueue } from '../../../ethdev/driver.js';
-import type { Heap } from '../../../mem/heap.js';
-import type { Mbufs } from '../../../mem/mbuf.js';
-import type { Mempool } from '../../../mem/mempool.js';
+import type { RxQueue, TxQueue } from '../ethdev/driver.js';
+import type { Heap } from '../eal/heap.js';
+import type { Mbufs } from '../mem/mbuf.js';
+import type { Mempool } from '../mem/mempool.js';
 
 /** testpmd's MAX_PKT_BURST. */
 export const MAX_PKT_BURST = 512;

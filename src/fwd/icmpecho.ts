@@ -12,8 +12,8 @@
  * dropped (a reply to one fragment is no reply), and a multicast destination
  * is any of 224.0.0.0/4 (testpmd tests 224.0.0.0/8 only).
  */
-import { ETHER_ADDR_LEN, ETHER_TYPE_ARP, ETHER_TYPE_IPV4 } from '../../../net/ether.js';
-import { cksumAdjust, ipv4CksumSet } from '../../../net/checksum.js';
+import { ETHER_ADDR_LEN, ETHER_TYPE_ARP, ETHER_TYPE_IPV4 } from '../net/ether.js';
+import { cksumAdjust, ipv4CksumSet } from '../net/checksum.js';
 import {
   ARP_HLEN_OFF,
   ARP_HRD_ETHER,
@@ -48,7 +48,7 @@ import {
   setBe16,
   setBe32,
   swapBytes,
-} from '../../../net/headers.js';
+} from '../net/headers.js';
 import { compact, receive, transmit } from './common.js';
 import type { FwdContext, FwdEngine, FwdStream } from './engine.js';
 

@@ -1,7 +1,7 @@
 // An lcore that polls until stopped (or throws after failAfterMs), for launcher.test.ts.
 import { parentPort, workerData } from 'node:worker_threads';
-import { pinThisThread } from '../../src/lcore/affinity.js';
-import { CTL_STOP } from '../../src/lcore/launcher.js';
+import { pinThisThread } from '../../src/eal/affinity.js';
+import { CTL_STOP } from '../../src/eal/launcher.js';
 
 const { ctl, lcoreId, job, cpus } = workerData as { ctl: Int32Array; lcoreId: number; job: { failAfterMs?: number }; cpus?: number[] };
 const cpu = pinThisThread(cpus);

@@ -3,8 +3,8 @@
  * (macswap_common.h): offload flags from the tx port's VLAN/QinQ insert
  * offloads, the VLAN tags to insert, and l2/l3 lengths for the NIC.
  */
-import { TxOffload } from '../../../ethdev/driver.js';
-import { OlFlagsHi } from '../../../mem/mbuf-layout.js';
+import { TxOffload } from '../ethdev/driver.js';
+import { OlFlagsHi } from '../mem/mbuf-layout.js';
 import type { FwdConfig, FwdStream } from './engine.js';
 
 /** ol_flags_init: the tx flags (bits 32..63 of ol_flags) for the port's offloads. */

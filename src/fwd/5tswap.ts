@@ -17,8 +17,8 @@
  * when the heap has kernels and the burst lives in the heap; otherwise the
  * TypeScript twin below runs.
  */
-import { OlFlagsHi } from '../../../mem/mbuf-layout.js';
-import { ETHER_TYPE_IPV4 } from '../../../net/ether.js';
+import { OlFlagsHi } from '../mem/mbuf-layout.js';
+import { ETHER_TYPE_IPV4 } from '../net/ether.js';
 import {
   IPPROTO_TCP,
   IPPROTO_UDP,
@@ -29,7 +29,7 @@ import {
   l4PortSwap,
   newHdrInfo,
   parseHeaders,
-} from '../../../net/headers.js';
+} from '../net/headers.js';
 import { receive, transmit } from './common.js';
 import type { FwdContext, FwdEngine, FwdStream } from './engine.js';
 import { KEEP_HI, txOlFlagsHi } from './tx-fields.js';

@@ -24,8 +24,8 @@
  * heap has kernels and the burst lives in the heap; otherwise the
  * TypeScript twin below runs.
  */
-import { OlFlags, OlFlagsHi } from '../../../mem/mbuf-layout.js';
-import { ETHER_ADDR_LEN, ETHER_HDR_LEN, ETHER_TYPE_IPV4, ETHER_TYPE_IPV6 } from '../../../net/ether.js';
+import { OlFlags, OlFlagsHi } from '../mem/mbuf-layout.js';
+import { ETHER_ADDR_LEN, ETHER_HDR_LEN, ETHER_TYPE_IPV4, ETHER_TYPE_IPV6 } from '../net/ether.js';
 import {
   ipv4CksumSet,
   ipv4CksumVerify,
@@ -33,8 +33,8 @@ import {
   ipv4UdptcpCksumVerify,
   ipv6UdptcpCksum,
   ipv6UdptcpCksumVerify,
-} from '../../../net/checksum.js';
-import { ETHER_SRC_OFF, IPPROTO_TCP, IPPROTO_UDP, TCP_CKSUM_OFF, UDP_CKSUM_OFF, be16, newHdrInfo, parseHeaders, setBe16 } from '../../../net/headers.js';
+} from '../net/checksum.js';
+import { ETHER_SRC_OFF, IPPROTO_TCP, IPPROTO_UDP, TCP_CKSUM_OFF, UDP_CKSUM_OFF, be16, newHdrInfo, parseHeaders, setBe16 } from '../net/headers.js';
 import { receive, transmit } from './common.js';
 import { FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, type FwdContext, type FwdEngine, type FwdStream } from './engine.js';
 import { KEEP_HI, streamAddressWords } from './tx-fields.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { Lcores, LcoreError } from '../../src/lcore/launcher.js';
+import { Lcores, LcoreError } from '../../src/eal/launcher.js';
 
 it('stops every lcore on the shared flag and collects their results', async () => {
   const lc = new Lcores('polling.worker', import.meta.url, [1, 2].map((lcoreId) => ({ lcoreId, job: {} })));

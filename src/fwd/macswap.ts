@@ -7,8 +7,8 @@
  * 16 bytes per packet: two mbufs of one burst sharing data (clones) are not
  * supported by the interleaved variant, which loads before it stores.
  */
-import { ETHER_HDR_LEN } from '../../../net/ether.js';
-import { H_DATA_OFF, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_WORD_SHIFT, OlFlagsHi, W_BUF_ADDR, W_OL_FLAGS, W_OL_FLAGS_HI, W_TX_OFFLOAD } from '../../../mem/mbuf-layout.js';
+import { ETHER_HDR_LEN } from '../net/ether.js';
+import { H_DATA_OFF, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_WORD_SHIFT, OlFlagsHi, W_BUF_ADDR, W_OL_FLAGS, W_OL_FLAGS_HI, W_TX_OFFLOAD } from '../mem/mbuf-layout.js';
 import { receive, transmit } from './common.js';
 import type { FwdContext, FwdEngine, FwdStream } from './engine.js';
 import { KEEP_HI, txOlFlagsHi } from './tx-fields.js';

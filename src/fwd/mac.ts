@@ -2,7 +2,7 @@
  * mac: rewrite each packet's Ethernet destination to the tx port's peer and
  * its source to the tx port's address (testpmd's macfwd), and set the tx fields.
  */
-import { H_DATA_OFF, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_WORD_SHIFT, W_BUF_ADDR, W_OL_FLAGS, W_OL_FLAGS_HI, W_TX_OFFLOAD } from '../../../mem/mbuf-layout.js';
+import { H_DATA_OFF, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_WORD_SHIFT, W_BUF_ADDR, W_OL_FLAGS, W_OL_FLAGS_HI, W_TX_OFFLOAD } from '../mem/mbuf-layout.js';
 import { receive, transmit } from './common.js';
 import type { FwdContext, FwdEngine, FwdStream } from './engine.js';
 import { TX_OFFLOAD_ETH_IPV4, TX_OFFLOAD_KEEP } from './macswap.js';

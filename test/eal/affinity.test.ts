@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { placeLcores } from '../../src/lcore/affinity.js';
-import { Lcores } from '../../src/lcore/launcher.js';
+import { placeLcores } from '../../src/eal/affinity.js';
+import { Lcores } from '../../src/eal/launcher.js';
 import { native } from '../../src/native/native.js';
 
 const shim = native();

@@ -5,8 +5,8 @@
  * UDP 9 → 9, TTL 64. --txonly-multi-flow varies the source address per packet
  * (as testpmd: (dst | var << 8) + lcore) so a receiver's RSS spreads them.
  */
-import { ArgError } from '../../../errors.js';
-import { ETHER_HDR_LEN, ETHER_TYPE_IPV4 } from '../../../net/ether.js';
+import { ArgError } from '../errors.js';
+import { ETHER_HDR_LEN, ETHER_TYPE_IPV4 } from '../net/ether.js';
 import {
   H_DATA_LEN,
   H_DATA_OFF,
@@ -20,7 +20,7 @@ import {
   W_OL_FLAGS_HI,
   W_PKT_LEN,
   W_TX_OFFLOAD,
-} from '../../../mem/mbuf-layout.js';
+} from '../mem/mbuf-layout.js';
 import { transmit } from './common.js';
 import type { FwdConfig, FwdContext, FwdEngine, FwdStream } from './engine.js';
 import { TX_OFFLOAD_ETH_IPV4 } from './macswap.js';
