@@ -34,8 +34,9 @@ export async function main(argv: string[]): Promise<number> {
       return testpmdMain(rest);
     }
     case 'bench': {
-      const { benchMain } = await import('../apps/bench/main.js');
-      return benchMain(rest);
+      // The micro-benchmarks' table lives beside them in bench/, above the app they plug into.
+      const [{ benchMain }, { benchmarks }] = await Promise.all([import('../apps/bench/main.js'), import('../../bench/index.js')]);
+      return benchMain(rest, benchmarks);
     }
     default:
       throw new ArgError(`unknown command '${cmd}' (try dpkit --help)`);

@@ -18,7 +18,7 @@ import { renderHtml } from './render-html.js';
 import { renderCompare, renderText } from './render-text.js';
 import { updateDocs } from './render-docs.js';
 import { listBenchmarks, loadBenchmark, renderTable, runBenchmark } from './runner.js';
-import type { BenchOptions } from './types.js';
+import type { BenchOptions, BenchRegistry } from './types.js';
 
 export const BENCH_USAGE = `Usage: dpkit bench PRESET|--preset NAME|--config FILE [options]
        dpkit bench MICROBENCH [--reps N] [--duration MS] [--warmup MS] [--filter TEXT]
@@ -51,7 +51,11 @@ Other:
   -h, --help         this text
 `;
 
-export async function benchMain(argv: string[]): Promise<number> {
+/**
+ * Runs `dpkit bench` with `argv` (after the subcommand); `micro` is the table of
+ * micro-benchmarks (bench/index.ts). Returns the exit code; a bad argument throws ArgError.
+ */
+export async function benchMain(argv: string[], micro: BenchRegistry): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -83,7 +87,7 @@ export async function benchMain(argv: string[]): Promise<number> {
     throw new ArgError(`bench: ${(e as Error).message}\n\n${BENCH_USAGE}`);
   }
   const { values: v, positionals } = parsed;
-  const help = () => `${BENCH_USAGE}\nPresets: ${[...presets.keys()].join(', ')}\nMicro-benchmarks: ${listBenchmarks().join(', ')}\nAliases: ${[...benchAliases].map(([a, p]) => `${a} = ${p}`).join(', ')}\n`;
+  const help = () => `${BENCH_USAGE}\nPresets: ${[...presets.keys()].join(', ')}\nMicro-benchmarks: ${listBenchmarks(micro).join(', ')}\nAliases: ${[...benchAliases].map(([a, p]) => `${a} = ${p}`).join(', ')}\n`;
   if (v.help) {
     process.stdout.write(help());
     return 0;
@@ -102,7 +106,7 @@ export async function benchMain(argv: string[]): Promise<number> {
   }
   if (v.config === undefined && !presets.has(name!)) {
     if (v.preset !== undefined) throw new ArgError(`bench --preset ${name}: unknown (presets: ${[...presets.keys()].join(', ')})`);
-    return microMain(positionals.map((p) => benchAliases.get(p) ?? p), v);
+    return microMain(micro, positionals.map((p) => benchAliases.get(p) ?? p), v);
   }
 
   const base = v.config !== undefined ? await loadConfig(v.config) : structuredClone(presets.get(name!)!);
@@ -181,15 +185,16 @@ export function applyOverrides(config: MatrixConfig, v: Overrides): MatrixConfig
   return validateConfig(c, `bench ${c.name}`);
 }
 
-async function microMain(positionals: string[], v: { reps?: string; duration?: string; warmup?: string; quick?: boolean; json?: string; filter?: string }): Promise<number> {
+async function microMain(micro: BenchRegistry, positionals: string[], v: { reps?: string; duration?: string; warmup?: string; quick?: boolean; json?: string; filter?: string }): Promise<number> {
   for (const name of positionals) {
-    const defaults = (await loadBenchmark(name)).defaults ?? {};
+    const benchmark = await loadBenchmark(micro, name);
+    const defaults = benchmark.defaults ?? {};
     const opts: BenchOptions = v.quick ? { reps: 3, durationMs: 200, warmupMs: 100, quick: true } : { reps: 5, durationMs: 1000, warmupMs: 300, quick: false, ...defaults };
     if (v.reps !== undefined) opts.reps = int('--reps', v.reps);
     if (v.duration !== undefined) opts.durationMs = int('--duration', v.duration);
     if (v.warmup !== undefined) opts.warmupMs = int('--warmup', v.warmup);
     const progress = (line: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${line}`);
-    const { benchmark, results } = await runBenchmark(name, opts, progress, v.filter);
+    const results = await runBenchmark(benchmark, opts, progress, v.filter);
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
     const json = JSON.stringify({ benchmark: benchmark.name, title: benchmark.title, options: opts, machine: machineFacts(), results }, null, 2) + '\n';
     if (v.json === '-') {

@@ -6,29 +6,21 @@
  * drift of the machine's speed (±30 % an hour here) spreads over every case
  * instead of favouring the first. Each repetition starts fresh threads.
  */
-import { readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { ArgError } from '../../errors.js';
 import { measure } from './harness.js';
 import { summarize, type Summary } from './stats.js';
-import type { BenchOptions, Benchmark } from './types.js';
+import type { BenchOptions, BenchRegistry, Benchmark } from './types.js';
 
-const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-const benchDir = new URL('../../../bench/', import.meta.url);
-
-export function listBenchmarks(): string[] {
-  return readdirSync(fileURLToPath(benchDir))
-    .filter((f) => f.endsWith(ext) && !f.includes('.worker.') && !f.endsWith('.d.ts'))
-    .map((f) => f.slice(0, -ext.length))
-    .sort();
+/** The registry's names, sorted (for help and errors). */
+export function listBenchmarks(registry: BenchRegistry): string[] {
+  return Object.keys(registry).sort();
 }
 
-export async function loadBenchmark(name: string): Promise<Benchmark> {
-  const known = listBenchmarks();
-  if (!known.includes(name)) throw new ArgError(`bench: unknown benchmark '${name}' (known: ${known.join(', ')})`);
-  const mod = (await import(new URL(name + ext, benchDir).href)) as { benchmark: Benchmark };
-  return mod.benchmark;
+/** Loads benchmark `name` from `registry`; throws ArgError naming the known ones when it is not there. */
+export async function loadBenchmark(registry: BenchRegistry, name: string): Promise<Benchmark> {
+  if (!Object.hasOwn(registry, name)) throw new ArgError(`bench: unknown benchmark '${name}' (known: ${listBenchmarks(registry).join(', ')})`);
+  return (await registry[name]!()).benchmark;
 }
 
 export interface CaseResult {
@@ -41,11 +33,11 @@ export interface CaseResult {
   gc: number;
 }
 
-export async function runBenchmark(name: string, opts: BenchOptions, progress: (line: string) => void = () => {}, filter?: string): Promise<{ benchmark: Benchmark; results: CaseResult[] }> {
-  const benchmark = await loadBenchmark(name);
+/** Runs the cases of `benchmark` matching `filter` (comma-separated substrings), `opts.reps` rounds of all cases. */
+export async function runBenchmark(benchmark: Benchmark, opts: BenchOptions, progress: (line: string) => void = () => {}, filter?: string): Promise<CaseResult[]> {
   const wanted = filter?.split(',').filter(Boolean);
   const cases = benchmark.cases(opts).filter((c) => !wanted || wanted.some((w) => c.name.includes(w)));
-  if (cases.length === 0) throw new ArgError(`bench ${name}: no case matches --filter ${filter}`);
+  if (cases.length === 0) throw new ArgError(`bench ${benchmark.name}: no case matches --filter ${filter}`);
   const results: CaseResult[] = cases.map((c) => ({ name: c.name, params: c.params, unit: 'Mpps', samples: [], summary: summarize([]), gc: 0 }));
   const total = opts.reps * cases.length;
   let done = 0;
@@ -59,7 +51,7 @@ export async function runBenchmark(name: string, opts: BenchOptions, progress: (
     }
   }
   for (const r of results) r.summary = summarize(r.samples);
-  return { benchmark, results };
+  return results;
 }
 
 const fmt = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '-');

@@ -19,7 +19,7 @@ export interface BenchCase {
   measure?(opts: BenchOptions): Promise<{ mpps: number; gc: number }>;
 }
 
-/** A module in bench/ exports `benchmark` of this type. */
+/** A module in bench/ exports `benchmark` of this type; one line in bench/index.ts registers it. */
 export interface Benchmark {
   name: string;
   title: string;
@@ -29,3 +29,9 @@ export interface Benchmark {
   /** An extra table after the per-case one (e.g. ratios between systems). */
   summary?(results: { name: string; params: Record<string, string | number>; samples: number[] }[]): string;
 }
+
+/**
+ * Micro-benchmarks by name, each loading its module on first use
+ * (`bench/index.ts` is the table; the command line passes it to `benchMain`).
+ */
+export type BenchRegistry = Readonly<Record<string, () => Promise<{ benchmark: Benchmark }>>>;
