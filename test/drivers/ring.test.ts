@@ -7,7 +7,9 @@ import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { Ring } from '../../src/ring/ring.js';
+import { IPPROTO_UDP } from '../../src/net/headers.js';
 import { assertFull, portUp } from '../helpers.js';
+import { eth, ipv4, udpSeg } from '../net/packets.js';
 
 function setup() {
   const heap = Heap.create({ size: 16 << 20 });
@@ -99,16 +101,8 @@ describe('net_ring', () => {
     const flows = 200;
     assert.equal(mp.allocBulk(b, flows), flows);
     for (let i = 0; i < flows; i++) {
-      // Ethernet / IPv4 / UDP from 10.0.x.y:1000+i to 10.1.0.1:9
-      const f = new Uint8Array(60);
-      f[12] = 0x08;
-      f[14] = 0x45;
-      f[17] = 46;
-      f[22] = 64;
-      f[23] = 17;
-      f.set([10, 0, i >> 8, i & 0xff, 10, 1, 0, 1], 26);
-      f.set([(1000 + i) >> 8, (1000 + i) & 0xff, 0, 9, 0, 26], 34);
-      mb.write(b[i]!, f);
+      // Ethernet / IPv4 / UDP from 10.0.x.y:1000+i to 10.1.0.1:9, 60 bytes
+      mb.write(b[i]!, eth(0x0800, ipv4(IPPROTO_UDP, udpSeg(1000 + i, 9, new Uint8Array(18)), [10, 0, i >> 8, i & 0xff], [10, 1, 0, 1])));
     }
     assert.equal(ethdev.txBurst(p, 0, b, flows), flows, 'rss mode takes every packet');
     const t = new Toeplitz();

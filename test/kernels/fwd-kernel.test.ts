@@ -9,6 +9,7 @@ import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, portUp } from '../helpers.js';
+import { be16 } from '../net/packets.js';
 
 /** The same ports and pool on one datapath: net_ring0 (looped) and net_null0,size=… */
 function side(datapath: 'wasm' | 'ts', nullSize: number) {
@@ -136,7 +137,6 @@ it('the fiveTupleSwap kernel does what its TypeScript twin does, over valid, tru
   // The high bits, as above.
   const rand = (n: number) => ((rng = (Math.imul(rng, 1103515245) + 12345) & 0x7fffffff) >>> 8) % n;
   const bytes = (n: number) => Array.from({ length: n }, () => rand(256));
-  const be16 = (v: number) => [(v >>> 8) & 0xff, v & 0xff];
   const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)]!;
 
   /** One packet: mostly well-formed Ethernet/VLAN/IP/L4 with random corruption, some garbage or runts. */
@@ -257,7 +257,6 @@ it('the csum kernel does what its TypeScript twin does: bytes, metadata and bad-
   // The high bits, as above.
   const rand = (n: number) => ((rng = (Math.imul(rng, 1103515245) + 12345) & 0x7fffffff) >>> 8) % n;
   const bytes = (n: number) => Array.from({ length: n }, () => rand(256));
-  const be16 = (v: number) => [(v >>> 8) & 0xff, v & 0xff];
   const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)]!;
   const info = newHdrInfo();
   const seen = { runt: 0, l2Only: 0, vlan: 0, qinq: 0, ipv4: 0, ipv4Opts: 0, ipv6: 0, udp4: 0, udp6: 0, tcp4: 0, tcp6: 0, tcpOpts: 0, l3NoL4: 0, badIp: 0, badL4: 0, udp6SumZero: 0 };

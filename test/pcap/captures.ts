@@ -2,6 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { PcapReader } from '../../src/pcap/reader.js';
 import { PcapWriter, type WriterOptions } from '../../src/pcap/writer.js';
+import { eth } from '../net/packets.js';
 
 export interface Pkt {
   bytes: Uint8Array;
@@ -9,12 +10,10 @@ export interface Pkt {
   nsec: number;
 }
 
-/** An Ethernet frame of `len` bytes: dst, src, IPv4 ethertype, then a pattern from `seed`. */
+/** An Ethernet frame of `len` bytes: dst, src, IPv4 ethertype, then a pattern from `seed` (cut short below 14 bytes). */
 export function frame(len: number, seed: number): Uint8Array {
-  const b = new Uint8Array(len);
-  for (let i = 0; i < len; i++) b[i] = (i * 31 + seed * 7 + (i >> 8)) & 0xff;
-  b.set([0x02, 0, 0, 0, 0, seed & 0xff, 0x02, 0, 0, 0, 1, seed & 0xff, 0x08, 0x00].slice(0, len), 0);
-  return b;
+  const rest = Uint8Array.from({ length: Math.max(0, len - 14) }, (_, j) => ((j + 14) * 31 + seed * 7 + ((j + 14) >> 8)) & 0xff);
+  return eth(0x0800, rest, [0x02, 0, 0, 0, 0, seed & 0xff], [0x02, 0, 0, 0, 1, seed & 0xff]).slice(0, len);
 }
 
 /** Packets of the given sizes with timestamps that exercise every digit. */
