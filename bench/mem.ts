@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- mem`: the mempool and pktmbuf hot paths on one lcore,
  * burst 32, through the lcore cache (testpmd's default setup).
- * The last row is seed 002's "base": mbufs freed one by one instead of in bulk.
+ * The last row is the i40e bulk-free study's "base": mbufs freed one by one instead of in bulk.
  */
 import { startWorker } from '../src/eal/spawn.js';
 import type { Benchmark } from '../src/apps/bench/types.js';

@@ -3,7 +3,7 @@
  * receives from a null port and enqueues to an SPSC ring; lcore B dequeues,
  * swaps MACs and transmits on another null port. Counted at B. Compare with
  * `bench testpmd`'s macswap on 2 lcores, where each lcore runs the whole path
- * on its own queue (PERF-NOTES: crossing cores per packet costs ~7×).
+ * on its own queue (with bare loops, crossing cores per packet cost ~7×).
  */
 import type { ThreadSpec } from '../src/apps/bench/harness.js';
 import type { Benchmark } from '../src/apps/bench/types.js';

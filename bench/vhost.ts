@@ -1,9 +1,10 @@
 /**
- * `npm run bench -- vhost`: seed 003's table. The host runs testpmd's txonly
+ * `npm run bench -- vhost`: the vhost enqueue-by-size study's table (DPDK's
+ * vhost enqueue rewrite, measured per packet size). The host runs testpmd's txonly
  * on a net_vhost port and the guest its rxonly on a virtio_user port, each
- * on its own lcore and CPU (host on CPU 0, guest on CPU 1, as DPDK's pair in
- * PEERS.md); counted at the receiver. Then the reverse direction (guest
- * txonly -> host rxonly), the seed's A/B (the avail index read once per
+ * on its own lcore and CPU (host on CPU 0, guest on CPU 1, as DPDK's pair
+ * below); counted at the receiver. Then the reverse direction (guest
+ * txonly -> host rxonly), the study's A/B (the avail index read once per
  * burst, dpkit's way, against once per packet), and DPDK's pair measured
  * the same way in the same run when dpdk-testpmd is installed: two processes
  * over a vhost-user socket, rxonly's Rx-pps second by second.
@@ -60,7 +61,7 @@ function threads(dir: Direction, size: number, availPerPacket: boolean): ThreadS
     : [side(guest, guestPool, 'txonly', 1, 1, false), side(host, hostPool, 'rxonly', 2, 0, true)];
 }
 
-/** DPDK's pair, as PEERS.md runs it: vhost txonly on CPU 0, virtio-user rxonly on CPU 1 (or the reverse roles). */
+/** DPDK's pair: vhost txonly on CPU 0, virtio-user rxonly on CPU 1 (or the reverse roles), two dpdk-testpmd processes over one vhost-user socket. */
 async function dpdkPair(dir: Direction, size: number, opts: BenchOptions, inOrder = true): Promise<{ mpps: number; gc: number }> {
   const bin = dpdkTestpmd()!;
   const sock = `/tmp/dpkit-bench-dpdk-${process.pid}.sock`;
@@ -146,7 +147,7 @@ export const benchmark: Benchmark = {
         } else if (noInOrder) row.push('-', '-', '-');
         t.push(row);
       }
-      lines.push(`${dir === 'host-to-guest' ? 'Host txonly -> guest rxonly (seed 003)' : 'Guest txonly -> host rxonly'}\n${t.toString()}`);
+      lines.push(`${dir === 'host-to-guest' ? 'Host txonly -> guest rxonly (the vhost enqueue study)' : 'Guest txonly -> host rxonly'}\n${t.toString()}`);
     }
     const ab = new Table({ head: ['size (B)', 'avail idx per burst', 'per packet', 'per burst vs per packet', '95 % CI', 'verdict'], style: { head: [], border: [] } });
     for (const size of SIZES) {

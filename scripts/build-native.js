@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds the optional native shim (native/, DESIGN §8) with node-gyp.
+// Builds the optional native shim (native/: what Node cannot do, such as mmap and affinity) with node-gyp.
 // It never fails the install: without it, affinity and the drivers that need
 // it report themselves unavailable with this script's reason, and everything
 // else works. The reason is kept in build/native-status.txt.

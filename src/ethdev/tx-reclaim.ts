@@ -3,7 +3,8 @@
  * to their pools: the one place the virtio guest driver and the NIC model
  * reclaim completed tx descriptors.
  *
- * Seed 002 (i40e scalar tx) is the reason it exists: after the hardware
+ * The i40e bulk-free study (DPDK's scalar i40e tx, 2021) is the reason it
+ * exists: after the hardware
  * writes DD back, the driver frees a batch of `txRsThresh` mbufs, and doing
  * that with `putBulk` through a fixed 64-entry array beat one `put` per mbuf
  * by 3-10 %, and beat one array sized for the whole batch at high thresholds.
@@ -25,7 +26,7 @@ import { H_REFCNT, MBUF_SHIFT } from '../mem/mbuf-layout.js';
 /** u16 slot index of a record. */
 const H_SHIFT = MBUF_SHIFT - 1;
 
-/** How completed tx mbufs go back (the three arms of seed 002). */
+/** How completed tx mbufs go back: the three arms of the i40e bulk-free study (one put each, 64 at a time, all at once). */
 export type TxFreeMode = 'single' | 'bulk64' | 'bulkall';
 export const TX_FREE_MODES: readonly TxFreeMode[] = ['single', 'bulk64', 'bulkall'];
 

@@ -54,7 +54,7 @@ export interface FwdConfig {
   txOffloads: number;
   vlanTci: number;
   vlanTciOuter: number;
-  /** macswap's implementation: the TypeScript twin or one of the wasm variants of seeds 000/001. */
+  /** macswap's implementation: the TypeScript twin or one of the wasm variants of the SIMD macswap study. */
   macswapKernel: MacswapVariant;
 }
 

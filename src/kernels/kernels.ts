@@ -1,6 +1,7 @@
 /**
  * The WebAssembly kernels: per-burst work that runs on the heap's shared
- * memory in place (DESIGN §7). Each thread instantiates them once over its
+ * memory in place, one call per burst (a call per packet costs more than the
+ * work it saves). Each thread instantiates them once over its
  * heap; each kernel keeps a TypeScript twin in the module that calls it, and
  * `datapath: 'ts'` runs the twins alone (to measure what wasm buys).
  */

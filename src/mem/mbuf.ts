@@ -477,7 +477,7 @@ export class Mbufs {
   /**
    * Frees `n` packets from `objs[off..)` with their chains (rte_pktmbuf_free_bulk):
    * segments go back with one putBulk per run of up to 64 from the same pool,
-   * never one put each (the i40e lesson of seed 002). Packets of direct mbufs
+   * never one put each (what the i40e bulk-free study found). Packets of direct mbufs
    * go in one wasm call; from the first clone on, TypeScript takes over.
    */
   freeBulk(objs: Uint32Array, n: number, off = 0): void {

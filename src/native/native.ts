@@ -1,5 +1,6 @@
 /**
- * The optional native shim (native/, DESIGN §8), loaded on first use. When it
+ * The optional native shim (native/: memfd, mmap into the heap, SCM_RIGHTS,
+ * eventfd, AF_PACKET, CPU affinity), loaded on first use. When it
  * is missing, `native()` returns undefined and `nativeUnavailable()` says why
  * (the build's own reason from build/native-status.txt), so a feature that
  * needs it can say so in a message a user can act on.

@@ -40,7 +40,7 @@ export interface VhostDevOptions {
   queues: number;
   /** Features the backend refuses to offer (e.g. MRG_RXBUF off for a study). */
   disable?: Features;
-  /** Study arm of seed 003: read the avail index per packet. */
+  /** The vhost enqueue study's other arm: read the avail index per packet. */
   availPerPacket?: boolean;
 }
 

@@ -7,9 +7,10 @@
  * entries when MRG_RXBUF is negotiated; dequeue (guest tx ring -> host):
  * each guest chain, indirect tables included, is copied into host mbufs and
  * its header stripped. Per burst, not per packet: the avail index is read
- * once (seed 003: the avail ring's index shares a cache line the guest keeps
- * writing), the copies run in one wasm call, and the used index is published
- * once, after the bytes.
+ * once (the avail ring's index shares a cache line the guest keeps writing;
+ * the vhost enqueue-by-size study measured reading it per packet), the
+ * copies run in one wasm call, and the used index is published once, after
+ * the bytes.
  *
  * The guest is not trusted. Every chain is walked by Vring.walk (addresses
  * inside the memory table, loops bounded, indirect tables checked); a bad

@@ -34,7 +34,7 @@ export const STATE_SLOTS = 16;
 export const F_MRG_RXBUF = 1;
 export const F_EVENT_IDX = 2;
 export const F_INDIRECT = 4;
-/** Study arm (seed 003): read the avail index before every packet instead of once per burst. */
+/** The vhost enqueue study's other arm: read the avail index before every packet instead of once per burst. */
 export const F_AVAIL_PER_PACKET = 8;
 
 /** Reserves `n` zeroed state blocks; @returns the f64 slot index of the first. */

@@ -12,7 +12,7 @@ describe('tx reclaim', () => {
         const { heap, mp, mb } = setup({ n: 1024, cacheSize: 256 });
         const sw = heap.burst(1024);
         const r = new TxReclaim(heap, mode, fastFree);
-        // Batches of the seed's thresholds, and an odd tail, from a ring that wraps.
+        // Batches of the i40e bulk-free study's thresholds, and an odd tail, from a ring that wraps.
         for (const batch of [32, 256, 512, 100, 1]) {
           assert.equal(mp.allocBulk(sw, batch, 7), batch);
           assert.equal(mp.inUse(), batch);

@@ -87,7 +87,10 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
     throw new ArgError(`bench: ${(e as Error).message}\n\n${BENCH_USAGE}`);
   }
   const { values: v, positionals } = parsed;
-  const help = () => `${BENCH_USAGE}\nPresets: ${[...presets.keys()].join(', ')}\nMicro-benchmarks: ${listBenchmarks(micro).join(', ')}\nAliases: ${[...benchAliases].map(([a, p]) => `${a} = ${p}`).join(', ')}\n`;
+  const help = () =>
+    `${BENCH_USAGE}\nPresets (what each measures):\n${[...presets].map(([n, c]) => `  ${n.padEnd(13)} ${c.title}\n`).join('')}` +
+    `Micro-benchmarks: ${listBenchmarks(micro).join(', ')} (vhost: the vhost enqueue-by-size study)\n` +
+    `Aliases: ${[...benchAliases].map(([a, p]) => `${a} = ${p}`).join(', ')}\n`;
   if (v.help) {
     process.stdout.write(help());
     return 0;

@@ -1,8 +1,10 @@
 /**
  * Built-in matrices (`dpkit bench --preset NAME`, or `dpkit bench NAME`).
- * seed-vhost (seed 003) is not a matrix: its host and guest must share one
- * dpkit process, so it is the `vhost` micro-benchmark (bench/vhost.ts),
- * DPDK's pair beside it.
+ * The `seed-` names re-run the studies dpkit started from (docs/glossary.md,
+ * "The studies"): seed-macswap the SIMD macswap study, seed-txfree the i40e
+ * bulk-free study. seed-vhost, the vhost enqueue-by-size study, is not a
+ * matrix: its host and guest must share one dpkit process, so it is the
+ * `vhost` micro-benchmark (bench/vhost.ts), DPDK's pair beside it.
  */
 import { TX_FREE_MODES } from '../../ethdev/tx-reclaim.js';
 import { MACSWAP_VARIANTS } from '../../fwd/engine.js';
@@ -10,7 +12,7 @@ import type { MatrixConfig } from './matrix.js';
 
 /**
  * Other names for a preset (`npm run bench -- txfree`) or a micro-benchmark
- * (`seed-vhost`, the seed's name for `vhost`).
+ * (`seed-vhost`, the study's name for `vhost`).
  */
 export const benchAliases: ReadonlyMap<string, string> = new Map([
   ['txfree', 'seed-txfree'],
@@ -39,10 +41,10 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
     'seed-macswap',
     {
       name: 'seed-macswap',
-      title: 'macswap study (seeds 000/001): 2 null ports, burst 32, Mpps summed over ports',
+      title: "SIMD macswap study (the shapes of DPDK's SSE macswap patches): 2 null ports, burst 32, Mpps summed over ports",
       matrix: [{ engines: ['macswap'], sizes: [64, 128, 256], lcores: [1, 2] }],
       // scalar is the TypeScript twin; simd keeps mask and addresses in registers
-      // (the seeds' step 1), simd-ofl sets the offload fields first (step 2),
+      // (the patches' step 1), simd-ofl sets the offload fields first (step 2),
       // simd-interleave also interleaves 4 packets (step 3).
       variants: [...MACSWAP_VARIANTS.map((v) => ({ name: v, args: [`--macswap-kernel=${v}`] })), { name: 'dpdk', system: 'dpdk' as const }],
       compare: [
@@ -61,13 +63,13 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
     'seed-txfree',
     {
       name: 'seed-txfree',
-      title: "tx free study (seed 002): 2 cabled net_nicsim ports (ring 1024, fast free), io on one lcore, the model's hardware on the other CPU, Mpps summed over ports",
+      title: "i40e bulk-free study (tx mbufs freed one by one, 64 at a time or all at once): 2 cabled net_nicsim ports (ring 1024, fast free), io on one lcore, the model's hardware on the other CPU, Mpps summed over ports",
       ports: 'nicsim',
       nbDesc: 1024,
-      // Seed 002's columns: tx_rs_thresh/tx_free_thresh pairs on i40e with 1024 descriptors.
+      // The study's columns: tx_rs_thresh/tx_free_thresh pairs on i40e with 1024 descriptors.
       matrix: [{ engines: ['io'], sizes: [64], lcores: [1], txThresh: [[32, 32], [256, 256], [512, 512]] }],
       // Its rows: one put per mbuf (the base), putBulk through a 64-entry array (merged), one array for the batch.
-      // Fast free, as the seed measured: without it bulk64 and bulkall free the same way (refcounts, runs of 64).
+      // Fast free, as the study measured: without it bulk64 and bulkall free the same way (refcounts, runs of 64).
       variants: TX_FREE_MODES.map((m) => ({ name: m, devargs: `tx_free_mode=${m}`, args: ['--tx-offloads=0x10000'] })),
       pairs: 5,
       seconds: 3,

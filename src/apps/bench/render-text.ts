@@ -1,5 +1,5 @@
 /**
- * A report as text: the seeds' blocks (`TEST MACSWAP 64B 1Q 1C: <variant :
+ * A report as text: blocks shaped as DPDK's macswap patches reported (`TEST MACSWAP 64B 1Q 1C: <variant :
  * Before : After>`) with the verdict of each comparison, then one table row
  * per cell. Also the text of `--compare`.
  */

@@ -54,7 +54,7 @@ export interface TestpmdOptions {
   json: boolean;
   /** dpkit: 'wasm' (default) or 'ts' for the TypeScript twins of the kernels. */
   datapath: 'wasm' | 'ts';
-  /** dpkit: macswap's variant (seeds 000/001). */
+  /** dpkit: macswap's variant, one of the SIMD macswap study's shapes. */
   macswapKernel: MacswapVariant;
   /** One line each: options accepted for compatibility that change nothing here. */
   notes: string[];
@@ -99,7 +99,8 @@ dpkit options:
   --datapath=wasm|ts     WebAssembly kernels (default) or their TypeScript twins
   --tx-first-bursts=N    with --tx-first, N bursts per stream (start tx_first N), e.g. to fill
                          a loop of cabled net_nicsim ports
-  --macswap-kernel=V     scalar, simd, simd-ofl, simd-interleave (default; seeds 000/001)
+  --macswap-kernel=V     scalar, simd, simd-ofl, simd-interleave (default): the SIMD
+                         macswap study's shapes (docs/macswap-study.md)
 `;
 
 const EAL_IGNORED = ['no-huge', 'no-pci', 'in-memory', 'no-shconf', 'no-telemetry'] as const;

@@ -21,8 +21,8 @@
  *
  * Devargs: peer=NAME (the other end of the cable; default: the port that
  * names this one as its peer, else itself), hw_cpu=N (pin the hardware
- * thread), tx_free_mode=single|bulk64|bulkall (default bulk64, the merged
- * i40e code of seed 002).
+ * thread), tx_free_mode=single|bulk64|bulkall (default bulk64, the i40e code
+ * DPDK merged after the bulk-free study).
  */
 import { allowedCpus } from '../../eal/affinity.js';
 import { ArgError, NoMemError } from '../../errors.js';

@@ -7,7 +7,7 @@
  *
  * As DPDK's PMD, tx frees every packet the enqueue took, and counts what the
  * guest had no room for as missed (the caller keeps those). dpkit adds
- * `avail_per_packet=1`, the seed-003 study arm that reads the avail index
+ * `avail_per_packet=1`, the vhost enqueue study's arm that reads the avail index
  * before every packet instead of once per burst, and `mrg_rxbuf=0`,
  * `indirect=0`, `event_idx=0` and `in_order=0` to withhold those features from the offer.
  */

@@ -8,7 +8,8 @@
  * Devargs (DPDK's): path, queues, queue_size, mrg_rxbuf=0|1, in_order=0|1, mac. dpkit
  * adds: indirect=0|1 and event_idx=0|1 (offer the ring features, default 1),
  * mtu (largest frame received without MRG_RXBUF, default 1500: rx buffers
- * are chained to hold it), tx_free_mode=single|bulk64|bulkall (seed 002).
+ * are chained to hold it), tx_free_mode=single|bulk64|bulkall (the i40e
+ * bulk-free study's arms, see TxReclaim).
  */
 import { ArgError } from '../../errors.js';
 import { boolArg, intArg } from '../../ethdev/devargs.js';

@@ -50,15 +50,15 @@ export function pktLenSum(objs: u32, n: u32): u32 {
   return sum;
 }
 
-// ---- macswap, in the variants of seeds 000/001 --------------------------
+// ---- macswap, in the variants of the SIMD macswap study ------------------
 // Every variant leaves the same bytes and metadata (test/kernels compares
 // them with the TypeScript twin in fwd/macswap.ts); they differ only in the
-// order of the work, which is what the seeds measured:
+// order of the work, which is what DPDK's SSE macswap patches measured:
 //   simd            load, shuffle, store per packet; offload fields after
-//   simd-ofl        offload fields first (patch 2/3: the mbuf's line while
-//                   the packet's line loads)
+//   simd-ofl        offload fields first (their second step: the mbuf's line
+//                   while the packet's line loads)
 //   simd-interleave 4 packets at a time: 4 loads interleaved with 4 field
-//                   sets, then 4 shuffles, then 4 stores (patch 3/3)
+//                   sets, then 4 shuffles, then 4 stores (their third step)
 // A packet with fewer than 16 bytes of buffer after its data start takes a
 // 12-byte scalar swap, so a vector store never leaves the buffer.
 
@@ -114,7 +114,7 @@ function swap(r: u32): void {
   else swapScalar(p);
 }
 
-/** macswap, variant simd: the default shape before the seeds' patches. */
+/** macswap, variant simd: DPDK's SSE macswap as it was before the study's patches. */
 export function macswap(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32, setVlan: u32, setQinq: u32): void {
   for (let i: u32 = 0; i < n; i++) {
     const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
@@ -123,7 +123,7 @@ export function macswap(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u32, vl
   }
 }
 
-/** macswap, variant simd-ofl: offload fields before the header work (patch 2/3). */
+/** macswap, variant simd-ofl: offload fields before the header work (the study's second step). */
 export function macswapOfl(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32, setVlan: u32, setQinq: u32): void {
   for (let i: u32 = 0; i < n; i++) {
     const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
@@ -132,7 +132,7 @@ export function macswapOfl(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u32,
   }
 }
 
-/** macswap, variant simd-interleave: four packets at a time, loads, shuffles and stores interleaved (patch 3/3). */
+/** macswap, variant simd-interleave: four packets at a time, loads, shuffles and stores interleaved (the study's third step). */
 export function macswapInterleave(objs: u32, n: u32, olHi: u32, keepHi: u32, vlan: u32, vlanOuter: u32, setVlan: u32, setQinq: u32): void {
   let i: u32 = 0;
   for (; i + 4 <= n; i += 4) {

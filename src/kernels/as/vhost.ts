@@ -44,7 +44,7 @@ function translate(table: u32, gpa: f64, len: u32): i32 {
 export function enqueueFast(mbufs: u32, n: u32, desc: u32, availRing: u32, usedRing: u32, mask: u32, num: u32, lastAvail: u32, usedIdx: u32, avail: u32, table: u32, perPacket: u32, dsts: u32): u32 {
   let i: u32 = 0;
   for (; i < n; i++) {
-    // The seed-003 study arm reads the guest's avail index before every packet.
+    // The vhost enqueue study's other arm (avail_per_packet=1) reads the guest's avail index before every packet.
     if (perPacket) {
       avail = (<u32>atomic.load<u16>(availRing - 2) - lastAvail) & 0xffff;
       if (avail > num) break;

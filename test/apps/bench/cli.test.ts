@@ -56,7 +56,7 @@ export default {
     assert.match(c.stdout, /io 64 B 1c burst 32 .* wasm .* 1\.000 \(\+0\.0 %\) .* too few runs/);
   });
 
-  it('runs seed-vhost: host txonly to guest rxonly on their own lcores, both A/B arms, the seed-shaped tables', () => {
+  it('runs seed-vhost: host txonly to guest rxonly on their own lcores, both A/B arms, the tables of the vhost enqueue study', () => {
     const out = join(dir, 'vhost.json');
     const r = bench(['seed-vhost', '--reps', '1', '--duration', '300', '--warmup', '100', '--filter', '64 B dpkit', '--json', out]);
     assert.equal(r.code, 0, r.stderr);

@@ -6,7 +6,7 @@ import { fwdStreams, txPortOf } from '../../../src/apps/testpmd/testpmd.js';
 const split = (s: string) => s.split(/\s+/).filter(Boolean);
 
 describe('testpmd command line', () => {
-  it("parses PEERS.md's null-port command as DPDK does", () => {
+  it("parses DPDK's own null-port command (the reference runs' line) as DPDK does", () => {
     const o = parseTestpmdArgs(
       split('-l 0-1 --no-huge -m 1024 --no-pci --vdev net_null0,size=64 --vdev net_null1,size=64 -- --forward-mode=io --stats-period 1 --burst=32 --txpkts=64 --nb-cores=1 --rxq=1 --txq=1'),
     );
@@ -22,7 +22,7 @@ describe('testpmd command line', () => {
     assert.equal(o.totalNumMbufs, 155456, "testpmd's default pool size for one forwarding lcore");
   });
 
-  it("parses the seeds' options: two lcores with --lcores, mbcache, descriptors, eth-peer, multi-flow", () => {
+  it("parses the studies' options: two lcores with --lcores, mbcache, descriptors, eth-peer, multi-flow", () => {
     const o = parseTestpmdArgs(
       split('--lcores 0@0,1@1,2@0 --no-huge -m 1024 --no-pci -- --mbcache=512 --burst=64 --rxq=2 --txq=2 --nb-cores=2 --rxd=1024 --txd=1024 -a -i --forward-mode=txonly --txonly-multi-flow --eth-peer=0,00:52:11:22:33:10 --eth-peer=1,00:52:11:22:33:20 --txpkts=64,64'),
     );
