@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Compiles the WebAssembly kernels (src/kernels/as/*.ts, AssemblyScript) to
-// build/kernels/*.wasm. Kernels import the heap's shared memory, so they must
+// Writes the layout constants every record declares (scripts/gen-layouts.ts),
+// then compiles the WebAssembly kernels (src/kernels/as/*.ts, AssemblyScript)
+// to build/kernels/*.wasm. Kernels import the heap's shared memory, so they must
 // carry no data segment: every instance (one per worker) would write it into
 // the shared heap again. The build fails if one appears.
 import { execFileSync } from 'node:child_process';
@@ -38,6 +39,8 @@ function sections(bytes) {
   return ids;
 }
 
+// Layout constants from every *.record.ts (rewritten only when they change).
+execFileSync(process.execPath, ['--import', 'tsx', 'scripts/gen-layouts.ts'], { stdio: 'inherit' });
 mkdirSync(OUT, { recursive: true });
 const newestSource = Math.max(...readdirSync(SRC).map((f) => mtime(`${SRC}/${f}`)), mtime('scripts/build-kernels.js'));
 const force = process.argv.includes('--force');
