@@ -1,16 +1,30 @@
 #!/usr/bin/env node
-// Writes the layout constants every record declares (scripts/gen-layouts.ts),
-// then compiles the WebAssembly kernels (src/kernels/as/*.ts, AssemblyScript)
-// to build/kernels/*.wasm. Kernels import the heap's shared memory, so they must
-// carry no data segment: every instance (one per worker) would write it into
-// the shared heap again. The build fails if one appears.
+// Builds the WebAssembly kernels: first the layout constants every record
+// declares (scripts/gen-layouts.ts), then every kernel file of the tree,
+// src/**/*.as.ts (AssemblyScript, beside the module it serves), into ONE wasm
+// module, build/kernels/dpkit.wasm, through a generated entry that re-exports
+// each file.
+//
+// One module, not one per owner: kernels call across owners (net_null's rx
+// inlines the mempool's alloc, its tx the mbuf free, which inlines the pool
+// put and the ring) and binaryen inlines only inside a module. Separate
+// modules would either call each other through JS-visible imports (a call per
+// burst, no inlining) or each compile its own copy of the memory layer. One
+// module is also one compile and one instance per thread. The price: one
+// export namespace, so a kernel's exported names start with its owner's
+// (`mempoolGetBulk`, `nullRx`), and this script refuses a name two files export.
+//
+// Kernels import the heap's shared memory, so they must carry no data segment:
+// every instance (one per worker) would write it into the shared heap again.
+// The build fails if one appears.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
-const SRC = 'src/kernels/as';
+const SRC = 'src';
 const OUT = 'build/kernels';
-// Entry points: one wasm module each. layout.ts is shared by all.
-const KERNELS = ['mbuf', 'fwd', 'vhost', 'nicsim'];
+const ENTRY = `${OUT}/entry.ts`;
+const WASM = `${OUT}/dpkit.wasm`;
 const FLAGS = ['-O3', '--noAssert', '--runtime', 'stub', '--importMemory', '--sharedMemory', '--initialMemory', '1', '--maximumMemory', '65536', '--enable', 'threads,simd'];
 
 function mtime(p) {
@@ -19,6 +33,16 @@ function mtime(p) {
   } catch {
     return 0;
   }
+}
+
+function find(dir, suffix) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...find(p, suffix));
+    else if (name.endsWith(suffix)) out.push(p);
+  }
+  return out;
 }
 
 /** Ids of the sections of a wasm binary; 11 is the data section. */
@@ -39,18 +63,54 @@ function sections(bytes) {
   return ids;
 }
 
-// Layout constants from every *.record.ts (rewritten only when they change).
-execFileSync(process.execPath, ['--import', 'tsx', 'scripts/gen-layouts.ts'], { stdio: 'inherit' });
-mkdirSync(OUT, { recursive: true });
-const newestSource = Math.max(...readdirSync(SRC).map((f) => mtime(`${SRC}/${f}`)), mtime('scripts/build-kernels.js'));
-const force = process.argv.includes('--force');
-for (const k of KERNELS) {
-  const out = `${OUT}/${k}.wasm`;
-  if (!force && mtime(out) > newestSource) continue;
-  execFileSync(process.execPath, ['node_modules/assemblyscript/bin/asc.js', `${SRC}/${k}.ts`, '--outFile', out, ...FLAGS], { stdio: 'inherit' });
-  if (sections(readFileSync(out)).includes(11)) {
-    console.error(`build-kernels: ${out} has a data section; a kernel must not write static data into the shared heap`);
-    process.exit(1);
-  }
-  console.log(`build-kernels: ${out}`);
+function die(msg) {
+  console.error(`build-kernels: ${msg}`);
+  process.exit(1);
 }
+
+// 1. Layout constants, from every *.record.ts (rewritten only when they change).
+execFileSync(process.execPath, ['--import', 'tsx', 'scripts/gen-layouts.ts'], { stdio: 'inherit' });
+
+// 2. The kernel files: every *.as.ts but the generated constants (*-layout.as.ts).
+const all = find(SRC, '.as.ts');
+const layouts = all.filter((f) => f.endsWith('-layout.as.ts'));
+const kernels = all.filter((f) => !f.endsWith('-layout.as.ts'));
+if (kernels.length === 0) die(`no kernel files (*.as.ts) found under ${SRC}/`);
+
+// 3. One export namespace: a name two files export would silently shadow one of them.
+const owner = new Map();
+for (const f of kernels) {
+  for (const m of readFileSync(f, 'utf8').matchAll(/^export\s+(?:function|const|let|class)\s+(\w+)/gm)) {
+    if (owner.has(m[1])) die(`${m[1]} is exported by both ${owner.get(m[1])} and ${f}: kernel names start with their owner's`);
+    owner.set(m[1], f);
+  }
+}
+
+// 4. The entry: each kernel file, and each layout's id as `layout<Stem>` for test/eal/layout.test.ts.
+const spec = (f) => relative(OUT, f).split('\\').join('/').replace(/\.ts$/, '');
+const stemId = (f) => f.replace(/^.*\//, '').replace(/-layout\.as\.ts$/, '').replace(/-(.)/g, (_, c) => c.toUpperCase());
+const entry =
+  '// Generated by scripts/build-kernels.js: every kernel file of src/, one wasm module.\n' +
+  kernels.map((f) => `export * from '${spec(f)}';\n`).join('') +
+  layouts
+    .map((f) => {
+      const stem = stemId(f);
+      const snake = stem.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+      return `export { ${snake}_LAYOUT_ID as layout${stem[0].toUpperCase()}${stem.slice(1)} } from '${spec(f)}';\n`;
+    })
+    .join('');
+mkdirSync(OUT, { recursive: true });
+let old = '';
+try {
+  old = readFileSync(ENTRY, 'utf8');
+} catch {
+  // first build
+}
+if (old !== entry) writeFileSync(ENTRY, entry);
+
+// 5. Compile when a source is newer than the module.
+const newest = Math.max(...all.map(mtime), mtime(ENTRY), mtime('scripts/build-kernels.js'));
+if (!process.argv.includes('--force') && mtime(WASM) > newest) process.exit(0);
+execFileSync(process.execPath, ['node_modules/assemblyscript/bin/asc.js', ENTRY, '--outFile', WASM, ...FLAGS], { stdio: 'inherit' });
+if (sections(readFileSync(WASM)).includes(11)) die(`${WASM} has a data section; a kernel must not write static data into the shared heap`);
+console.log(`build-kernels: ${WASM} (${kernels.length} kernel files)`);

@@ -9,7 +9,7 @@ import { Heap } from '../../../src/eal/heap.js';
 import { Mbufs } from '../../../src/mem/mbuf.js';
 import { OlFlags, OlFlagsHi } from '../../../src/mem/mbuf-layout.js';
 import { Mempool } from '../../../src/mem/mempool.js';
-import { assertFull, portUp } from '../../helpers.js';
+import { assertFull, burstOf, portUp } from '../../helpers.js';
 
 const PEER = Uint8Array.of(2, 0, 0, 0, 0, 1);
 const A = Uint8Array.of(0xaa, 1, 2, 3, 4, 5);
@@ -66,7 +66,7 @@ describe('forwarding engines', () => {
     const out = t.collect();
     assert.deepEqual(out.map((h) => t.mb.read(h)), pkts);
     assert.deepEqual(t.counters(), [2, 2, 0]);
-    t.mb.freeBulk(Uint32Array.from(out), out.length);
+    t.mb.freeBulk(burstOf(t.heap, out), out.length);
     t.done();
   });
 
@@ -87,7 +87,7 @@ describe('forwarding engines', () => {
       assert.equal(t.mb.vlanTci(h), 42);
       assert.deepEqual([t.mb.l2Len(h), t.mb.l3Len(h)], [14, 20]);
     }
-    t.mb.freeBulk(Uint32Array.from(out), out.length);
+    t.mb.freeBulk(burstOf(t.heap, out), out.length);
     t.done();
   });
 
@@ -136,7 +136,7 @@ describe('forwarding engines', () => {
     while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
     assert.equal(sum, 0xffff, 'IPv4 header checksum verifies');
     assert.deepEqual(t.counters(), [0, 16, 0]);
-    t.mb.freeBulk(Uint32Array.from(out), out.length);
+    t.mb.freeBulk(burstOf(t.heap, out), out.length);
     t.done();
   });
 
@@ -163,7 +163,7 @@ describe('forwarding engines', () => {
       srcs.add([...p.subarray(26, 30)].join('.'));
     }
     assert.equal(srcs.size, 4, 'multi-flow varies the source address per packet');
-    t.mb.freeBulk(Uint32Array.from(out), out.length);
+    t.mb.freeBulk(burstOf(t.heap, out), out.length);
     t.done();
   });
 
