@@ -35,7 +35,7 @@ function step(what, args) {
 step('kernel build', ['scripts/build-kernels.js']);
 if (filter.length === 0) {
   step('type-check', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit']);
-  step('kernel type-check', ['node_modules/typescript/bin/tsc', '-p', 'src/kernels/as/tsconfig.json', '--noEmit']);
+  step('kernel type-check', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.as.json', '--noEmit']);
 }
 
 const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...files], { stdio: 'inherit' });

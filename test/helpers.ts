@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Ethdev } from '../src/ethdev/ethdev.js';
-import { Heap } from '../src/eal/heap.js';
+import { Heap, type Burst } from '../src/eal/heap.js';
 import { Mbufs } from '../src/mem/mbuf.js';
 import { Mempool, type MempoolOptions } from '../src/mem/mempool.js';
 
@@ -10,6 +10,13 @@ export function setup(pool: Partial<MempoolOptions> = {}, heapSize = 16 << 20) {
   const mp = Mempool.create(heap, { name: 'test_pool', n: 256, ...pool });
   const mb = new Mbufs(heap);
   return { heap, mp, mb };
+}
+
+/** A burst in `heap` holding `values`: what a test hands the data path (bursts live in the heap). */
+export function burstOf(heap: Heap, values: ArrayLike<number>): Burst {
+  const b = heap.burst(values.length);
+  b.set(Array.from(values));
+  return b;
 }
 
 /** Every test ends with this: all mbufs back in the pool. */

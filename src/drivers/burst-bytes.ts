@@ -1,5 +1,5 @@
 /** Bytes of a burst for a queue's counters: the pktLenSum kernel for bursts in the heap, else its twin. */
-import type { FwdKernel } from '../kernels/kernels.js';
+import type { FwdKernel } from '../eal/kernels.js';
 import { MBUF_WORD_SHIFT, W_PKT_LEN } from '../mem/mbuf-layout.js';
 
 export function burstBytes(kernel: FwdKernel | null, u32: Uint32Array, burst: Uint32Array, n: number): number {

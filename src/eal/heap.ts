@@ -7,15 +7,20 @@
  * typed views once. Offsets, never JS references, go into shared structures,
  * so a WebAssembly kernel can work on the same bytes in place.
  *
- * Header (first HEADER_SIZE bytes; nothing else lives there, so offset 0 and
- * mbuf handle 0 are never valid and serve as NULL):
- *   word 0  magic       word 1  size in bytes (u32)
- *   word 2  brk: next free byte (bumped with Atomics by any thread)
- *   word 3  number of pools
- *   words POOL_TABLE.. : byte offset of each pool's header, by pool id
+ * The header (the first HEADER_SIZE bytes, so offset 0 and mbuf handle 0
+ * are never valid and serve as NULL) is declared in heap.record.ts.
  */
 import { ArgError, NoMemError } from '../errors.js';
-import { loadKernels, type Datapath, type Kernels } from '../kernels/kernels.js';
+import { HEAP_HEADER_SIZE, HEAP_POOL_TABLE_COUNT, HEAP_W_BRK, HEAP_W_MAGIC, HEAP_W_NB_POOLS, HEAP_W_POOL_TABLE, HEAP_W_SIZE, LCORE_SIZE, LCORE_W_ID } from './heap-layout.js';
+import { loadKernels, type Datapath, type Kernels } from './kernels.js';
+
+declare const inHeap: unique symbol;
+/**
+ * A burst array that lives in the heap (Heap.burst, Heap.burstAt): kernels
+ * read and write it in place at `byteOffset`. The type says what a run-time
+ * `burst.buffer === heap.buffer` check would: a plain Uint32Array is not one.
+ */
+export type Burst = Uint32Array & { readonly [inHeap]: true };
 
 /**
  * Where the heap's bytes come from. The default is a shared WebAssembly.Memory;
@@ -36,16 +41,12 @@ export interface HeapDescriptor {
 }
 
 const MAGIC = 0x54_4b_50_44; // "DPKT"
-const W_MAGIC = 0;
-const W_SIZE = 1;
-const W_BRK = 2;
-const W_NB_POOLS = 3;
 /** First word of the pool table. */
-export const POOL_TABLE = 16;
+export const POOL_TABLE = HEAP_W_POOL_TABLE;
 /** Pool ids fit in the mbuf record's u16 `pool` field; 240 keeps the table inside the header. */
-export const MAX_POOLS = 240;
+export const MAX_POOLS = HEAP_POOL_TABLE_COUNT;
 /** Bytes before the first memzone; also makes offset 0 (NULL) never a valid object. */
-export const HEADER_SIZE = 1024;
+export const HEADER_SIZE = HEAP_HEADER_SIZE;
 export const CACHE_LINE = 64;
 const WASM_PAGE = 65536;
 /** wasm32 addresses 4 GiB; shared memory must declare its maximum. */
@@ -107,17 +108,17 @@ export class Heap {
     }
     const provider = opts.provider ?? wasmMemoryProvider(opts.size);
     const heap = new Heap(provider, checkLcore(opts.lcoreId ?? 0), opts.datapath ?? 'wasm');
-    heap.u32[W_MAGIC] = MAGIC;
-    heap.u32[W_SIZE] = heap.size >>> 0;
-    Atomics.store(heap.i32, W_BRK, HEADER_SIZE);
-    Atomics.store(heap.i32, W_NB_POOLS, 0);
+    heap.u32[HEAP_W_MAGIC] = MAGIC;
+    heap.u32[HEAP_W_SIZE] = heap.size >>> 0;
+    Atomics.store(heap.i32, HEAP_W_BRK, HEADER_SIZE);
+    Atomics.store(heap.i32, HEAP_W_NB_POOLS, 0);
     return heap;
   }
 
   /** Opens a heap made elsewhere (a worker), as lcore `lcoreId`. */
   static attach(desc: HeapDescriptor, lcoreId: number, datapath: Datapath = 'wasm'): Heap {
     const heap = new Heap(desc, checkLcore(lcoreId), datapath);
-    if (heap.u32[W_MAGIC] !== MAGIC) throw new ArgError('heap attach: not a dpkit heap (bad magic)');
+    if (heap.u32[HEAP_W_MAGIC] !== MAGIC) throw new ArgError('heap attach: not a dpkit heap (bad magic)');
     return heap;
   }
 
@@ -134,13 +135,13 @@ export class Heap {
   reserve(bytes: number, align = CACHE_LINE, what = 'memzone'): number {
     if ((align & (align - 1)) !== 0 || align <= 0) throw new ArgError(`${what}: alignment ${align} is not a power of two`);
     for (;;) {
-      const brk = Atomics.load(this.i32, W_BRK) >>> 0;
+      const brk = Atomics.load(this.i32, HEAP_W_BRK) >>> 0;
       const start = (brk + align - 1) & ~(align - 1);
       const end = (start >>> 0) + bytes;
       if (end > this.size) {
         throw new NoMemError(`${what}: cannot reserve ${bytes} bytes: heap has ${this.size - brk} of ${this.size} free`);
       }
-      if (Atomics.compareExchange(this.i32, W_BRK, brk | 0, end | 0) === (brk | 0)) return start >>> 0;
+      if (Atomics.compareExchange(this.i32, HEAP_W_BRK, brk | 0, end | 0) === (brk | 0)) return start >>> 0;
     }
   }
 
@@ -148,19 +149,38 @@ export class Heap {
    * A burst array in the heap (`n` handles), so kernels can read and write it
    * in place. Made once at setup, never per burst.
    */
-  burst(n: number): Uint32Array {
-    const off = this.reserve(n * 4, CACHE_LINE, 'burst');
-    return new Uint32Array(this.buffer, off, n);
+  burst(n: number): Burst {
+    return this.burstAt(this.reserve(n * 4, CACHE_LINE, 'burst'), n);
   }
 
-  private readonly scratches = new Map<string, Uint32Array>();
+  /** A Burst over `n` handles the heap already holds at byte `offset` (a descriptor ring's software ring). */
+  burstAt(offset: number, n: number): Burst {
+    return new Uint32Array(this.buffer, offset, n) as Burst;
+  }
+
+  private lcoreBlock = 0;
+
+  /**
+   * Heap offset of this thread's lcore block (heap.record.ts: the lcore id,
+   * free_bulk's pending array), made on first use: what kernels take as `lc`
+   * where DPDK reads thread-local storage.
+   */
+  get lcore(): number {
+    if (this.lcoreBlock === 0) {
+      this.lcoreBlock = this.reserve(LCORE_SIZE, CACHE_LINE, 'lcore block');
+      this.u32[(this.lcoreBlock >>> 2) + LCORE_W_ID] = this.lcoreId;
+    }
+    return this.lcoreBlock;
+  }
+
+  private readonly scratches = new Map<string, Burst>();
 
   /**
    * This thread's scratch burst named `key` (e.g. free_bulk's pending
    * segments), made on first use and shared by everything on this heap view:
    * one per thread, however many queues and engines it opens.
    */
-  scratch(key: string, n: number): Uint32Array {
+  scratch(key: string, n: number): Burst {
     let s = this.scratches.get(key);
     if (!s || s.length < n) this.scratches.set(key, (s = this.burst(n)));
     return s;
@@ -168,14 +188,14 @@ export class Heap {
 
   /** Bytes still free for memzones. */
   free(): number {
-    return this.size - (Atomics.load(this.i32, W_BRK) >>> 0);
+    return this.size - (Atomics.load(this.i32, HEAP_W_BRK) >>> 0);
   }
 
   /** Registers a pool header and returns its id (control plane). */
   registerPool(headerOffset: number): number {
-    const id = Atomics.add(this.i32, W_NB_POOLS, 1);
+    const id = Atomics.add(this.i32, HEAP_W_NB_POOLS, 1);
     if (id >= MAX_POOLS) {
-      Atomics.sub(this.i32, W_NB_POOLS, 1);
+      Atomics.sub(this.i32, HEAP_W_NB_POOLS, 1);
       throw new NoMemError(`mempool: too many pools (max ${MAX_POOLS})`);
     }
     Atomics.store(this.i32, POOL_TABLE + id, headerOffset);
@@ -184,12 +204,12 @@ export class Heap {
 
   /** Byte offset of pool `id`'s header, or 0 when there is no such pool. */
   poolOffset(id: number): number {
-    if (id < 0 || id >= Atomics.load(this.i32, W_NB_POOLS)) return 0;
+    if (id < 0 || id >= Atomics.load(this.i32, HEAP_W_NB_POOLS)) return 0;
     return Atomics.load(this.i32, POOL_TABLE + id) >>> 0;
   }
 
   get nbPools(): number {
-    return Atomics.load(this.i32, W_NB_POOLS);
+    return Atomics.load(this.i32, HEAP_W_NB_POOLS);
   }
 }
 

@@ -6,7 +6,7 @@
  * descriptor, a plain structured-clonable object, so everything a queue
  * touches on the data path lives in the shared heap.
  */
-import type { Heap } from '../eal/heap.js';
+import type { Burst, Heap } from '../eal/heap.js';
 import type { Mempool } from '../mem/mempool.js';
 
 export interface RxQueue {
@@ -14,7 +14,7 @@ export interface RxQueue {
    * Receives up to `n` packets into `burst[0..)` (rte_eth_rx_burst).
    * @returns how many; the caller owns them.
    */
-  rxBurst(burst: Uint32Array, n: number): number;
+  rxBurst(burst: Burst, n: number): number;
   /** Closes what this handle opened for itself (an lcore calls it when it stops), e.g. a capture file. */
   release?(): void;
   descriptor(): QueueDescriptor;
@@ -25,7 +25,7 @@ export interface TxQueue {
    * Sends `burst[0..n)` (rte_eth_tx_burst).
    * @returns how many the driver took; the caller still owns `burst[count..n)`.
    */
-  txBurst(burst: Uint32Array, n: number): number;
+  txBurst(burst: Burst, n: number): number;
   /** Pushes out what the queue buffered (an lcore calls it when it stops), e.g. records of a capture file. */
   flush?(): void;
   descriptor(): QueueDescriptor;

@@ -9,7 +9,7 @@
  * descriptors (see driver.ts).
  */
 import { ArgError, DpkitError } from '../errors.js';
-import type { Heap } from '../eal/heap.js';
+import type { Burst, Heap } from '../eal/heap.js';
 import type { Mempool } from '../mem/mempool.js';
 import { parseDevargs } from './devargs.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, RxQueue, RxQueueConf, TxQueue, TxQueueConf } from './driver.js';
@@ -231,12 +231,12 @@ export class Ethdev {
   }
 
   /** rte_eth_rx_burst. @returns packets received into burst[0..). */
-  rxBurst(port: number, q: number, burst: Uint32Array, n: number): number {
+  rxBurst(port: number, q: number, burst: Burst, n: number): number {
     return this.ports[port]!.rxq[q]!.rxBurst(burst, n);
   }
 
   /** rte_eth_tx_burst. @returns packets taken; the caller still owns the rest. */
-  txBurst(port: number, q: number, burst: Uint32Array, n: number): number {
+  txBurst(port: number, q: number, burst: Burst, n: number): number {
     return this.ports[port]!.txq[q]!.txBurst(burst, n);
   }
 

@@ -13,19 +13,12 @@
  * lcore is quiet.
  */
 import type { Heap } from '../eal/heap.js';
+import { RXQ_STATS_SIZE } from './stats-layout.js';
 
-/** Rx queue counters: Float64 slot indexes from the block's first slot. */
-export const RXQ_PACKETS = 0;
-export const RXQ_BYTES = 1;
-export const RXQ_ERRORS = 2;
-export const RXQ_MISSED = 3;
-export const RXQ_NOMBUF = 4;
-/** Tx queue counters. */
-export const TXQ_PACKETS = 0;
-export const TXQ_BYTES = 1;
-export const TXQ_ERRORS = 2;
+/** Rx and tx queue counters (RXQ_PACKETS, …): Float64 slot indexes from the block's first slot; declared in stats.record.ts. */
+export { RXQ_BYTES, RXQ_ERRORS, RXQ_MISSED, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from './stats-layout.js';
 /** Slots per queue block (one cache line: no false sharing between queues). */
-export const QSTATS_SLOTS = 8;
+export const QSTATS_SLOTS = RXQ_STATS_SIZE / 8;
 
 /** Reserves a zeroed counter block for one queue; returns its first Float64 slot index. */
 export function newQueueStats(heap: Heap): number {

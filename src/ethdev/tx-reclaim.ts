@@ -18,13 +18,11 @@
  * rte_pktmbuf_prefree_seg and runs of one pool are put together.
  */
 import { ArgError } from '../errors.js';
-import type { Heap } from '../eal/heap.js';
+import type { Burst, Heap } from '../eal/heap.js';
 import { FREE_PENDING_SZ, Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
-import { H_REFCNT, MBUF_SHIFT } from '../mem/mbuf-layout.js';
+import { H_REFCNT, MBUF_HALF_SHIFT } from '../mem/mbuf-layout.js';
 
-/** u16 slot index of a record. */
-const H_SHIFT = MBUF_SHIFT - 1;
 
 /** How completed tx mbufs go back: the three arms of the i40e bulk-free study (one put each, 64 at a time, all at once). */
 export type TxFreeMode = 'single' | 'bulk64' | 'bulkall';
@@ -54,7 +52,7 @@ export class TxReclaim {
    * zeroes their slots. The range does not wrap: a driver reclaims up to the
    * ring's end, then from its start.
    */
-  segments(sw: Uint32Array, from: number, n: number): void {
+  segments(sw: Burst, from: number, n: number): void {
     if (n <= 0) return;
     const mb = this.mb;
     if (this.mode === 'single') {
@@ -62,7 +60,7 @@ export class TxReclaim {
       if (this.fastFree) {
         const mp = mb.poolOf(sw[from]!);
         for (let i = from; i < from + n; i++) {
-          mb.u16[(sw[i]! << H_SHIFT) + H_REFCNT] = 0;
+          mb.u16[(sw[i]! << MBUF_HALF_SHIFT) + H_REFCNT] = 0;
           mp.put(sw[i]!);
         }
       } else {
@@ -86,7 +84,7 @@ export class TxReclaim {
    * their slots: for drivers that keep one slot per packet (virtio's
    * indirect descriptors).
    */
-  packets(sw: Uint32Array, from: number, n: number): void {
+  packets(sw: Burst, from: number, n: number): void {
     if (n <= 0) return;
     if (this.mode === 'single') {
       for (let i = from; i < from + n; i++) this.mb.free(sw[i]!);
@@ -99,10 +97,10 @@ export class TxReclaim {
     sw.fill(0, from, from + n);
   }
 
-  private putFast(sw: Uint32Array, from: number, n: number): void {
+  private putFast(sw: Burst, from: number, n: number): void {
     const mp: Mempool = this.mb.poolOf(sw[from]!);
     const u16 = this.mb.u16;
-    for (let i = from; i < from + n; i++) u16[(sw[i]! << H_SHIFT) + H_REFCNT] = 0;
+    for (let i = from; i < from + n; i++) u16[(sw[i]! << MBUF_HALF_SHIFT) + H_REFCNT] = 0;
     mp.putBulk(sw, n, from);
   }
 }

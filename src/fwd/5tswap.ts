@@ -13,7 +13,7 @@
  * from the tx port's offloads), but with the parsed header lengths where
  * testpmd overwrites them with 14 and 20.
  *
- * The work runs in the wasm kernel fiveTupleSwap (src/kernels/as/fwd.ts)
+ * The work runs in the wasm kernel fiveTupleSwap (src/kernels/as/fwd.as.ts)
  * when the heap has kernels and the burst lives in the heap; otherwise the
  * TypeScript twin below runs.
  */

@@ -20,7 +20,7 @@
  * assumption; see src/net/checksum.ts). Packets that are not IP, or are
  * truncated, are forwarded with whatever could be parsed; nothing throws.
  *
- * The work runs in the wasm kernel csum (src/kernels/as/fwd.ts) when the
+ * The work runs in the wasm kernel csum (src/kernels/as/fwd.as.ts) when the
  * heap has kernels and the burst lives in the heap; otherwise the
  * TypeScript twin below runs.
  */

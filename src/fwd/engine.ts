@@ -5,7 +5,7 @@
  * lcore starts.
  */
 import type { RxQueue, TxQueue } from '../ethdev/driver.js';
-import type { Heap } from '../eal/heap.js';
+import type { Burst, Heap } from '../eal/heap.js';
 import type { Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
 
@@ -86,7 +86,7 @@ export interface FwdContext {
   /** Pool for packets the engine creates (txonly, flowgen), this lcore's cache. */
   pool: Mempool;
   /** The lcore's burst array, in the heap (kernels work on it in place). */
-  burst: Uint32Array;
+  burst: Burst;
   config: FwdConfig;
 }
 

@@ -2,7 +2,7 @@
  * mac: rewrite each packet's Ethernet destination to the tx port's peer and
  * its source to the tx port's address (testpmd's macfwd), and set the tx fields.
  */
-import { H_DATA_OFF, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_WORD_SHIFT, W_BUF_ADDR, W_OL_FLAGS, W_OL_FLAGS_HI, W_TX_OFFLOAD } from '../mem/mbuf-layout.js';
+import { H_DATA_OFF, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_OL_FLAGS, W_OL_FLAGS_HI, W_TX_OFFLOAD } from '../mem/mbuf-layout.js';
 import { receive, transmit } from './common.js';
 import type { FwdContext, FwdEngine, FwdStream } from './engine.js';
 import { TX_OFFLOAD_ETH_IPV4, TX_OFFLOAD_KEEP } from './macswap.js';
@@ -37,7 +37,7 @@ export function mac(ctx: FwdContext): FwdEngine {
       for (let i = 0; i < n; i++) {
         const h = burst[i]!;
         const r = h << MBUF_WORD_SHIFT;
-        const p = u32[r + W_BUF_ADDR]! + u16[(h << 5) + H_DATA_OFF]!;
+        const p = u32[r + W_BUF_ADDR]! + u16[(h << MBUF_HALF_SHIFT) + H_DATA_OFF]!;
         dv.setUint32(p, w0, true);
         dv.setUint32(p + 4, w1, true);
         dv.setUint32(p + 8, w2, true);
@@ -45,8 +45,8 @@ export function mac(ctx: FwdContext): FwdEngine {
         u32[r + W_OL_FLAGS_HI] = (u32[r + W_OL_FLAGS_HI]! & KEEP_HI) | olHi;
         u32[r + W_TX_OFFLOAD] = (u32[r + W_TX_OFFLOAD]! & TX_OFFLOAD_KEEP) | TX_OFFLOAD_ETH_IPV4;
         // macfwd sets the port's VLAN ids on every packet, whatever the offloads.
-        u16[(h << 5) + H_VLAN_TCI] = vlan;
-        u16[(h << 5) + H_VLAN_TCI_OUTER] = vlanOuter;
+        u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI] = vlan;
+        u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI_OUTER] = vlanOuter;
       }
       transmit(ctx, fs, n);
     },

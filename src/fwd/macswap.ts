@@ -1,14 +1,14 @@
 /**
  * macswap: swap each packet's Ethernet source and destination (testpmd's
  * macswap), then set the tx fields as do_macswap does. The work runs in the
- * wasm variant `config.macswapKernel` names (see src/kernels/as/fwd.ts);
+ * wasm variant `config.macswapKernel` names (see src/kernels/as/fwd.as.ts);
  * `scalar`, the TypeScript datapath, or a burst outside the heap take the
  * TypeScript twin below. Like DPDK's SSE macswap, the vector variants load
  * 16 bytes per packet: two mbufs of one burst sharing data (clones) are not
  * supported by the interleaved variant, which loads before it stores.
  */
 import { ETHER_HDR_LEN } from '../net/ether.js';
-import { H_DATA_OFF, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_WORD_SHIFT, OlFlagsHi, W_BUF_ADDR, W_OL_FLAGS, W_OL_FLAGS_HI, W_TX_OFFLOAD } from '../mem/mbuf-layout.js';
+import { H_DATA_OFF, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, OlFlagsHi, W_BUF_ADDR, W_OL_FLAGS, W_OL_FLAGS_HI, W_TX_OFFLOAD } from '../mem/mbuf-layout.js';
 import { receive, transmit } from './common.js';
 import type { FwdContext, FwdEngine, FwdStream } from './engine.js';
 import { KEEP_HI, txOlFlagsHi } from './tx-fields.js';
@@ -45,7 +45,7 @@ export function macswap(ctx: FwdContext): FwdEngine {
       for (let i = 0; i < n; i++) {
         const h = burst[i]!;
         const r = h << MBUF_WORD_SHIFT;
-        const p = u32[r + W_BUF_ADDR]! + u16[(h << 5) + H_DATA_OFF]!;
+        const p = u32[r + W_BUF_ADDR]! + u16[(h << MBUF_HALF_SHIFT) + H_DATA_OFF]!;
         const d0 = dv.getUint32(p, true);
         const d1 = dv.getUint16(p + 4, true);
         dv.setUint32(p, dv.getUint32(p + 6, true), true);
@@ -55,8 +55,8 @@ export function macswap(ctx: FwdContext): FwdEngine {
         u32[r + W_OL_FLAGS] = 0;
         u32[r + W_OL_FLAGS_HI] = (u32[r + W_OL_FLAGS_HI]! & KEEP_HI) | olHi;
         u32[r + W_TX_OFFLOAD] = (u32[r + W_TX_OFFLOAD]! & TX_OFFLOAD_KEEP) | TX_OFFLOAD_ETH_IPV4;
-        if (olHi & OlFlagsHi.TX_VLAN) u16[(h << 5) + H_VLAN_TCI] = vlan;
-        if (olHi & OlFlagsHi.TX_QINQ) u16[(h << 5) + H_VLAN_TCI_OUTER] = vlanOuter;
+        if (olHi & OlFlagsHi.TX_VLAN) u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI] = vlan;
+        if (olHi & OlFlagsHi.TX_QINQ) u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI_OUTER] = vlanOuter;
       }
       transmit(ctx, fs, n);
     },

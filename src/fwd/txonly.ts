@@ -13,6 +13,7 @@ import {
   H_NB_SEGS,
   H_VLAN_TCI,
   H_VLAN_TCI_OUTER,
+  MBUF_HALF_SHIFT,
   MBUF_WORD_SHIFT,
   OlFlagsHi,
   W_BUF_ADDR,
@@ -88,7 +89,7 @@ export function txonly(ctx: FwdContext): FwdEngine {
   const inHeap = burst.buffer === heap.buffer;
   const setVlan = olHi & OlFlagsHi.TX_VLAN ? 1 : 0;
   const setQinq = olHi & OlFlagsHi.TX_QINQ ? 1 : 0;
-  const seg = new Uint32Array(nbSegs);
+  const seg = heap.burst(nbSegs);
   const templates = new WeakMap<FwdStream, StreamTemplate>();
   const lcoreId = heap.lcoreId;
   const hdr = new Uint8Array(TXONLY_HDR_LEN);
@@ -143,8 +144,8 @@ export function txonly(ctx: FwdContext): FwdEngine {
     const r = h << MBUF_WORD_SHIFT;
     u32[r + W_OL_FLAGS_HI] = olHi;
     u32[r + W_TX_OFFLOAD] = TX_OFFLOAD_ETH_IPV4;
-    if (olHi & OlFlagsHi.TX_VLAN) u16[(h << 5) + H_VLAN_TCI] = config.vlanTci;
-    if (olHi & OlFlagsHi.TX_QINQ) u16[(h << 5) + H_VLAN_TCI_OUTER] = config.vlanTciOuter;
+    if (olHi & OlFlagsHi.TX_VLAN) u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI] = config.vlanTci;
+    if (olHi & OlFlagsHi.TX_QINQ) u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI_OUTER] = config.vlanTciOuter;
   };
 
   return {
@@ -161,22 +162,22 @@ export function txonly(ctx: FwdContext): FwdEngine {
         } else for (let i = 0; i < n; i++) {
           // The TypeScript twin of the txonlyFill kernel.
           const h = burst[i]!;
-          u16[(h << 5) + H_DATA_LEN] = pktLen;
+          u16[(h << MBUF_HALF_SHIFT) + H_DATA_LEN] = pktLen;
           u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = pktLen;
           setFields(h);
-          writeHeaders(t, dv, u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(h << 5) + H_DATA_OFF]!);
+          writeHeaders(t, dv, u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(h << MBUF_HALF_SHIFT) + H_DATA_OFF]!);
         }
       } else {
         for (; n < want; n++) {
           if (pool.allocBulk(seg, nbSegs) === 0) break;
           for (let s = 0; s < nbSegs; s++) {
             const m = seg[s]!;
-            u16[(m << 5) + H_DATA_LEN] = segs[s]!;
+            u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = segs[s]!;
             if (s + 1 < nbSegs) u32[(m << MBUF_WORD_SHIFT) + W_NEXT] = seg[s + 1]!;
           }
           const h = seg[0]!;
           u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = pktLen;
-          u16[(h << 5) + H_NB_SEGS] = nbSegs;
+          u16[(h << MBUF_HALF_SHIFT) + H_NB_SEGS] = nbSegs;
           setFields(h);
           if (segs[0]! >= TXONLY_HDR_LEN) writeHeaders(t, dv, mb.mtod(h));
           else writeHeadersSegs(t, h);

@@ -2,7 +2,7 @@
  * Mbuf operations (rte_mbuf.h): field access, headroom/tailroom edits,
  * chains, reference counts, indirect mbufs and freeing back to the pools.
  *
- * A packet is a u32 handle (see mbuf-layout.ts). `Mbufs` is one thread's set
+ * A packet is a u32 handle (the record: mbuf.record.ts). `Mbufs` is one thread's set
  * of views over the heap, made once; every method indexes them and allocates
  * nothing. Methods that can fail return -1 (or 0 for a handle) and change
  * nothing, as DPDK's return NULL / -1; broken invariants (double free,
@@ -13,7 +13,8 @@
  * is updated with Atomics, as DPDK's rte_mbuf_refcnt_update.
  */
 import { MbufError, fmtHandle } from '../errors.js';
-import { Heap, MAX_POOLS } from '../eal/heap.js';
+import { Heap, MAX_POOLS, type Burst } from '../eal/heap.js';
+import { LCORE_PENDING, LCORE_PENDING_COUNT } from '../eal/heap-layout.js';
 import {
   B_L2_LEN,
   B_L4_LEN,
@@ -28,8 +29,10 @@ import {
   H_TSO_SEGSZ,
   H_VLAN_TCI,
   H_VLAN_TCI_OUTER,
+  MBUF_HALF_SHIFT,
   MBUF_MAX_NB_SEGS,
   MBUF_SHIFT,
+  MBUF_SLOT_SHIFT,
   MBUF_WORD_SHIFT,
   OlFlagsHi,
   PORT_INVALID,
@@ -49,13 +52,10 @@ import {
   W_TX_OFFLOAD,
 } from './mbuf-layout.js';
 import { Mempool } from './mempool.js';
-import type { MbufKernel } from '../kernels/kernels.js';
 
-/** DPDK's RTE_PKTMBUF_FREE_PENDING_SZ: rte_pktmbuf_free_bulk returns mbufs in chunks of this many. */
-export const FREE_PENDING_SZ = 64;
+/** DPDK's RTE_PKTMBUF_FREE_PENDING_SZ: rte_pktmbuf_free_bulk returns mbufs in chunks of this many (the lcore block's pending array). */
+export const FREE_PENDING_SZ = LCORE_PENDING_COUNT;
 
-/** u16 slot index of a record: the record is 32 u16 slots long. */
-const H_SHIFT = MBUF_SHIFT - 1;
 
 export class Mbufs {
   readonly u8: Uint8Array;
@@ -63,19 +63,24 @@ export class Mbufs {
   readonly u32: Uint32Array;
   private readonly f64: Float64Array;
   private readonly pools: (Mempool | undefined)[] = new Array<Mempool | undefined>(MAX_POOLS).fill(undefined);
-  /** free_bulk's pending segments: in the heap, so the kernel gathers them there too. */
-  private readonly pending: Uint32Array;
-  private readonly kernel: MbufKernel | null;
-  private readonly buffer: ArrayBufferLike;
+  /** free_bulk's pending segments: the lcore block's, where the kernel gathers them too. */
+  private readonly pending: Burst;
+  /** This thread's lcore block (the kernels' `lc`). */
+  private readonly lc: number;
+  /**
+   * freeBulk's common case, chosen once: the mbufFreeBulk kernel (mbuf.as.ts)
+   * or its twin freeBulkDirect, same signature.
+   */
+  private readonly freeDirect: (lc: number, objs: number, n: number) => number;
 
   constructor(readonly heap: Heap) {
     this.u8 = heap.u8;
     this.u16 = heap.u16;
     this.u32 = heap.u32;
     this.f64 = heap.f64;
-    this.buffer = heap.buffer;
-    this.kernel = heap.kernels ? heap.kernels.mbuf : null;
-    this.pending = heap.scratch('free_bulk pending', FREE_PENDING_SZ);
+    this.lc = heap.lcore;
+    this.pending = heap.burstAt(this.lc + LCORE_PENDING, LCORE_PENDING_COUNT);
+    this.freeDirect = heap.kernels ? heap.kernels.fn('mbufFreeBulk') : (lc, objs, n) => this.freeBulkDirect(lc, objs, n);
   }
 
   // ---- fields -------------------------------------------------------------
@@ -85,16 +90,16 @@ export class Mbufs {
     return this.u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]!;
   }
   bufLen(h: number): number {
-    return this.u16[(h << H_SHIFT) + H_BUF_LEN]!;
+    return this.u16[(h << MBUF_HALF_SHIFT) + H_BUF_LEN]!;
   }
   dataOff(h: number): number {
-    return this.u16[(h << H_SHIFT) + H_DATA_OFF]!;
+    return this.u16[(h << MBUF_HALF_SHIFT) + H_DATA_OFF]!;
   }
   dataLen(h: number): number {
-    return this.u16[(h << H_SHIFT) + H_DATA_LEN]!;
+    return this.u16[(h << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
   }
   setDataLen(h: number, len: number): void {
-    this.u16[(h << H_SHIFT) + H_DATA_LEN] = len;
+    this.u16[(h << MBUF_HALF_SHIFT) + H_DATA_LEN] = len;
   }
   /** Length of the whole packet; meaningful on the first segment. */
   pktLen(h: number): number {
@@ -104,28 +109,28 @@ export class Mbufs {
     this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = len;
   }
   nbSegs(h: number): number {
-    return this.u16[(h << H_SHIFT) + H_NB_SEGS]!;
+    return this.u16[(h << MBUF_HALF_SHIFT) + H_NB_SEGS]!;
   }
   /** Next segment's handle, 0 at the end of the chain. */
   next(h: number): number {
     return this.u32[(h << MBUF_WORD_SHIFT) + W_NEXT]!;
   }
   port(h: number): number {
-    return this.u16[(h << H_SHIFT) + H_PORT]!;
+    return this.u16[(h << MBUF_HALF_SHIFT) + H_PORT]!;
   }
   setPort(h: number, port: number): void {
-    this.u16[(h << H_SHIFT) + H_PORT] = port;
+    this.u16[(h << MBUF_HALF_SHIFT) + H_PORT] = port;
   }
   refcnt(h: number): number {
-    return Atomics.load(this.u16, (h << H_SHIFT) + H_REFCNT);
+    return Atomics.load(this.u16, (h << MBUF_HALF_SHIFT) + H_REFCNT);
   }
   /** rte_mbuf_refcnt_set: only for an mbuf this thread owns alone. */
   setRefcnt(h: number, v: number): void {
-    Atomics.store(this.u16, (h << H_SHIFT) + H_REFCNT, v);
+    Atomics.store(this.u16, (h << MBUF_HALF_SHIFT) + H_REFCNT, v);
   }
   /** Pool id (Mempool.id) the mbuf returns to. */
   poolId(h: number): number {
-    return this.u16[(h << H_SHIFT) + H_POOL]!;
+    return this.u16[(h << MBUF_HALF_SHIFT) + H_POOL]!;
   }
   /** Offload flags, bits 0..31 of DPDK's ol_flags (rx flags: OlFlags). */
   olFlags(h: number): number {
@@ -155,22 +160,22 @@ export class Mbufs {
     this.u32[(h << MBUF_WORD_SHIFT) + W_HASH] = v;
   }
   vlanTci(h: number): number {
-    return this.u16[(h << H_SHIFT) + H_VLAN_TCI]!;
+    return this.u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI]!;
   }
   setVlanTci(h: number, v: number): void {
-    this.u16[(h << H_SHIFT) + H_VLAN_TCI] = v;
+    this.u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI] = v;
   }
   vlanTciOuter(h: number): number {
-    return this.u16[(h << H_SHIFT) + H_VLAN_TCI_OUTER]!;
+    return this.u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI_OUTER]!;
   }
   setVlanTciOuter(h: number, v: number): void {
-    this.u16[(h << H_SHIFT) + H_VLAN_TCI_OUTER] = v;
+    this.u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI_OUTER] = v;
   }
   l2Len(h: number): number {
     return this.u8[(h << MBUF_SHIFT) + B_L2_LEN]!;
   }
   l3Len(h: number): number {
-    return this.u16[(h << H_SHIFT) + H_L3_LEN]!;
+    return this.u16[(h << MBUF_HALF_SHIFT) + H_L3_LEN]!;
   }
   l4Len(h: number): number {
     return this.u8[(h << MBUF_SHIFT) + B_L4_LEN]!;
@@ -180,13 +185,13 @@ export class Mbufs {
     const b = h << MBUF_SHIFT;
     this.u8[b + B_L2_LEN] = l2Len;
     this.u8[b + B_L4_LEN] = l4Len;
-    this.u16[(h << H_SHIFT) + H_L3_LEN] = l3Len;
+    this.u16[(h << MBUF_HALF_SHIFT) + H_L3_LEN] = l3Len;
   }
   tsoSegsz(h: number): number {
-    return this.u16[(h << H_SHIFT) + H_TSO_SEGSZ]!;
+    return this.u16[(h << MBUF_HALF_SHIFT) + H_TSO_SEGSZ]!;
   }
   setTsoSegsz(h: number, v: number): void {
-    this.u16[(h << H_SHIFT) + H_TSO_SEGSZ] = v;
+    this.u16[(h << MBUF_HALF_SHIFT) + H_TSO_SEGSZ] = v;
   }
   isIndirect(h: number): boolean {
     return (this.olFlagsHi(h) & OlFlagsHi.INDIRECT) !== 0;
@@ -225,9 +230,9 @@ export class Mbufs {
    * one empty segment, headroom reserved, no flags. Keeps refcnt, buffer and hash.
    */
   reset(h: number): void {
-    const s = h << H_SHIFT;
+    const s = h << MBUF_HALF_SHIFT;
     const keep = this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI]! & OlFlagsHi.EXTERNAL;
-    const d = (h << (MBUF_WORD_SHIFT - 1)) + (W_RESET_ZERO >> 1);
+    const d = (h << MBUF_SLOT_SHIFT) + (W_RESET_ZERO >> 1);
     this.f64[d] = 0;
     this.f64[d + 1] = 0;
     this.f64[d + 2] = 0;
@@ -243,7 +248,7 @@ export class Mbufs {
    * @returns heap offset of the new data start, or -1 (nothing changed) when headroom is short.
    */
   prepend(h: number, len: number): number {
-    const s = h << H_SHIFT;
+    const s = h << MBUF_HALF_SHIFT;
     const off = this.u16[s + H_DATA_OFF]!;
     if (len > off || len < 0) return -1;
     this.u16[s + H_DATA_OFF] = off - len;
@@ -260,7 +265,7 @@ export class Mbufs {
     const last = this.lastSeg(h);
     if (len > this.tailroom(last) || len < 0) return -1;
     const tail = this.mtod(last) + this.dataLen(last);
-    this.u16[(last << H_SHIFT) + H_DATA_LEN] += len;
+    this.u16[(last << MBUF_HALF_SHIFT) + H_DATA_LEN] += len;
     this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] += len;
     return tail;
   }
@@ -270,7 +275,7 @@ export class Mbufs {
    * @returns heap offset of the new data start, or -1 (nothing changed) when the segment is shorter.
    */
   adj(h: number, len: number): number {
-    const s = h << H_SHIFT;
+    const s = h << MBUF_HALF_SHIFT;
     if (len > this.u16[s + H_DATA_LEN]! || len < 0) return -1;
     this.u16[s + H_DATA_LEN] -= len;
     this.u16[s + H_DATA_OFF] += len;
@@ -285,7 +290,7 @@ export class Mbufs {
   trim(h: number, len: number): number {
     const last = this.lastSeg(h);
     if (len > this.dataLen(last) || len < 0) return -1;
-    this.u16[(last << H_SHIFT) + H_DATA_LEN] -= len;
+    this.u16[(last << MBUF_HALF_SHIFT) + H_DATA_LEN] -= len;
     this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] -= len;
     return 0;
   }
@@ -300,7 +305,7 @@ export class Mbufs {
     if (segs > MBUF_MAX_NB_SEGS) return -1;
     const last = this.lastSeg(head);
     this.u32[(last << MBUF_WORD_SHIFT) + W_NEXT] = tail;
-    this.u16[(head << H_SHIFT) + H_NB_SEGS] = segs;
+    this.u16[(head << MBUF_HALF_SHIFT) + H_NB_SEGS] = segs;
     this.setPktLen(head, this.pktLen(head) + this.pktLen(tail));
     this.setPktLen(tail, this.dataLen(tail));
     return 0;
@@ -337,7 +342,7 @@ export class Mbufs {
    * @returns the new count. Throws MbufError on underflow or overflow.
    */
   refcntUpdate(h: number, v: number): number {
-    const i = (h << H_SHIFT) + H_REFCNT;
+    const i = (h << MBUF_HALF_SHIFT) + H_REFCNT;
     const cur = Atomics.load(this.u16, i);
     if (cur === 1) {
       // Sole owner: nobody else can race with us (DPDK's fast path).
@@ -369,8 +374,8 @@ export class Mbufs {
     const u32 = this.u32;
     const ri = mi << MBUF_WORD_SHIFT;
     const rm = m << MBUF_WORD_SHIFT;
-    const si = mi << H_SHIFT;
-    const sm = m << H_SHIFT;
+    const si = mi << MBUF_HALF_SHIFT;
+    const sm = m << MBUF_HALF_SHIFT;
     u32[ri + W_BUF_ADDR] = u32[rm + W_BUF_ADDR]!;
     this.u16[si + H_BUF_LEN] = this.u16[sm + H_BUF_LEN]!;
     this.u16[si + H_DATA_OFF] = this.u16[sm + H_DATA_OFF]!;
@@ -398,7 +403,7 @@ export class Mbufs {
     const mp = this.poolOf(mi);
     const md = this.directOf(mi);
     const r = mi << MBUF_WORD_SHIFT;
-    const s = mi << H_SHIFT;
+    const s = mi << MBUF_HALF_SHIFT;
     this.u32[r + W_BUF_ADDR] = mp.bufAddrOf(mi);
     this.u16[s + H_BUF_LEN] = mp.bufLen;
     this.u16[s + H_DATA_OFF] = mp.headroom;
@@ -433,7 +438,7 @@ export class Mbufs {
       mi = seg;
     }
     this.setPktLen(mc, this.pktLen(md));
-    this.u16[(mc << H_SHIFT) + H_NB_SEGS] = this.nbSegs(md);
+    this.u16[(mc << MBUF_HALF_SHIFT) + H_NB_SEGS] = this.nbSegs(md);
     return mc;
   }
 
@@ -445,7 +450,7 @@ export class Mbufs {
    * unchained, direct), or 0 when other references remain.
    */
   prefreeSeg(h: number): number {
-    const i = (h << H_SHIFT) + H_REFCNT;
+    const i = (h << MBUF_HALF_SHIFT) + H_REFCNT;
     const ref = this.u16[i]!;
     if (ref !== 1) {
       if (ref === 0) throw new MbufError(h, `mbuf ${fmtHandle(h)}: freed with refcnt 0 (double free, or not from a pool)`);
@@ -454,7 +459,7 @@ export class Mbufs {
     const r = h << MBUF_WORD_SHIFT;
     if ((this.u32[r + W_OL_FLAGS_HI]! & OlFlagsHi.INDIRECT) !== 0) this.detach(h);
     this.u32[r + W_NEXT] = 0;
-    this.u16[(h << H_SHIFT) + H_NB_SEGS] = 1;
+    this.u16[(h << MBUF_HALF_SHIFT) + H_NB_SEGS] = 1;
     this.u16[i] = 0;
     return h;
   }
@@ -480,12 +485,9 @@ export class Mbufs {
    * never one put each (what the i40e bulk-free study found). Packets of direct mbufs
    * go in one wasm call; from the first clone on, TypeScript takes over.
    */
-  freeBulk(objs: Uint32Array, n: number, off = 0): void {
+  freeBulk(objs: Burst, n: number, off = 0): void {
     if (n <= 0) return;
-    const done =
-      this.kernel !== null && objs.buffer === this.buffer
-        ? this.kernel.freeBulk(objs.byteOffset + off * 4, n, this.heap.lcoreId, this.pending.byteOffset)
-        : this.freeBulkDirect(objs, n, off);
+    const done = this.freeDirect(this.lc, objs.byteOffset + off * 4, n);
     if (done !== n) this.freeBulkRest(objs, n, off, done);
   }
 
@@ -495,7 +497,7 @@ export class Mbufs {
    * segment in its own slot), in runs of up to 64 per pool: the non-fast-free
    * reclaim of i40e's tx path.
    */
-  freeSegBulk(objs: Uint32Array, n: number, off = 0): void {
+  freeSegBulk(objs: Burst, n: number, off = 0): void {
     try {
       for (let i = 0; i < n; i++) {
         const m = objs[off + i]!;
@@ -506,13 +508,8 @@ export class Mbufs {
     }
   }
 
-  /** Heap offset of free_bulk's scratch, for kernels that free (nullTx). */
-  get freeScratch(): number {
-    return this.pending.byteOffset;
-  }
-
-  /** After the kernel freed `done` of `n` packets (freeBulk, nullTx): the rest, or the refusal it reported. */
-  freeBulkRest(objs: Uint32Array, n: number, off: number, done: number): void {
+  /** After mbufFreeBulk (or a kernel that ends with it, nullTx) freed `done` of `n` packets: the rest, or the refusal it reported. */
+  freeBulkRest(objs: Burst, n: number, off: number, done: number): void {
     if (done < 0) {
       const at = done & 0x7fffffff;
       throw new MbufError(objs[off + at]!, `mbuf ${fmtHandle(objs[off + at]!)}: its pool took back more mbufs than it holds (double free or foreign handle)`);
@@ -521,22 +518,25 @@ export class Mbufs {
   }
 
   /**
-   * The TypeScript twin of the freeBulk kernel (src/kernels/as/mbuf.ts):
-   * frees whole packets of direct mbufs, segment by segment as
-   * rte_pktmbuf_prefree_seg does, in runs of up to 64 per pool; stops before
-   * the first packet with an indirect segment, a segment at refcnt 0, of no
-   * pool or of a debug pool. @returns how many packets it freed.
+   * The TypeScript twin of the mbufFreeBulk kernel (mbuf.as.ts), same
+   * signature (`lc`: the caller's lcore block, which this thread's pools
+   * already know; `objs`: the burst's heap offset): frees whole packets of
+   * direct mbufs, segment by segment as rte_pktmbuf_prefree_seg does, in
+   * runs of up to 64 per pool; stops before the first packet with an
+   * indirect segment, a segment at refcnt 0, of no pool or of a debug pool.
+   * @returns how many packets it freed.
    */
-  freeBulkDirect(objs: Uint32Array, n: number, off = 0): number {
+  freeBulkDirect(_lc: number, objs: number, n: number): number {
     const u32 = this.u32;
     const u16 = this.u16;
-    let p = this.freeSimple(objs, n, off);
+    const o = objs >>> 2;
+    let p = this.freeSimple(o, n);
     for (; p < n; p++) {
-      const h = objs[off + p]!;
+      const h = u32[o + p]!;
       let ok = true;
       for (let s = h; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
         const mp = this.poolOrNull(s);
-        if ((u32[(s << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI]! & OlFlagsHi.INDIRECT) !== 0 || u16[(s << H_SHIFT) + H_REFCNT] === 0 || mp === null || mp.debug) {
+        if ((u32[(s << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI]! & OlFlagsHi.INDIRECT) !== 0 || u16[(s << MBUF_HALF_SHIFT) + H_REFCNT] === 0 || mp === null || mp.debug) {
           ok = false;
           break;
         }
@@ -545,13 +545,13 @@ export class Mbufs {
       for (let s = h; s !== 0; ) {
         const r = s << MBUF_WORD_SHIFT;
         const next = u32[r + W_NEXT]!;
-        const ref = (s << H_SHIFT) + H_REFCNT;
+        const ref = (s << MBUF_HALF_SHIFT) + H_REFCNT;
         if (u16[ref] !== 1 && Atomics.sub(u16, ref, 1) !== 1) {
           s = next; // another reference remains
           continue;
         }
         u32[r + W_NEXT] = 0;
-        u16[(s << H_SHIFT) + H_NB_SEGS] = 1;
+        u16[(s << MBUF_HALF_SHIFT) + H_NB_SEGS] = 1;
         u16[ref] = 0;
         this.pend(s);
         s = next;
@@ -566,9 +566,9 @@ export class Mbufs {
    * direct segment referenced once, of the first packet's pool, straight onto
    * this lcore's cache, as many as fit under the flush threshold, at most 64.
    */
-  private freeSimple(objs: Uint32Array, n: number, off: number): number {
+  private freeSimple(o: number, n: number): number {
     const u32 = this.u32;
-    const first = objs[off]!;
+    const first = u32[o]!;
     if (first === 0) return 0;
     const mp = this.poolOrNull(first);
     if (mp === null || mp.debug) return 0;
@@ -576,7 +576,7 @@ export class Mbufs {
     const poolId = mp.id;
     let i = 0;
     for (; i < m; i++) {
-      const h = objs[off + i]!;
+      const h = u32[o + i]!;
       const r = h << MBUF_WORD_SHIFT;
       const w0 = u32[r + W_DATA_OFF_REFCNT]!;
       if (
@@ -590,12 +590,12 @@ export class Mbufs {
       }
       u32[r + W_DATA_OFF_REFCNT] = w0 & 0xffff; // refcnt 0: back in the pool
     }
-    if (i > 0) mp.cachePush(objs, i, off);
+    if (i > 0) mp.cachePush(u32, i, o);
     return i;
   }
 
   /** freeBulk for chains, clones, shared mbufs and mixed pools: segment by segment. */
-  private freeBulkSlow(objs: Uint32Array, n: number, off: number): void {
+  private freeBulkSlow(objs: Burst, n: number, off: number): void {
     try {
       for (let i = 0; i < n; i++) {
         let m = objs[off + i]!;
@@ -634,13 +634,13 @@ export class Mbufs {
 
   /** The pool mbuf `h` belongs to, as seen from this thread. */
   poolOf(h: number): Mempool {
-    const id = this.u16[(h << H_SHIFT) + H_POOL]!;
+    const id = this.u16[(h << MBUF_HALF_SHIFT) + H_POOL]!;
     return this.pools[id] ?? this.openPool(id, h);
   }
 
   /** poolOf without the error: null for a handle of no pool (the general path reports it). */
   private poolOrNull(h: number): Mempool | null {
-    const id = this.u16[(h << H_SHIFT) + H_POOL]!;
+    const id = this.u16[(h << MBUF_HALF_SHIFT) + H_POOL]!;
     const mp = this.pools[id] ?? Mempool.byId(this.heap, id);
     return mp && mp.owns(h) ? mp : null;
   }

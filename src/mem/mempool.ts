@@ -13,60 +13,45 @@
  * Free mbufs sit in the pool with refcnt 0, next 0 and nbSegs 1, so a second
  * free of the same mbuf shows as refcnt 0 on the free path at no extra cost.
  *
- * Pool header, u32 words from the pool's offset:
- *   0 magic  1 id  2 n  3 stride  4 headroom  5 bufLen  6 metaBase
- *   7 firstHandle  8 arenaBase  9 ring  10 cacheSize  11 flushThresh
- *   12 cacheBase  13 cacheStride  14 flags  15 stateBase  16 nameLen
- *   bytes 128..191: name (UTF-8)
- * Each lcore's cache: word 0 len, then from byte 64 the handle stack.
+ * The pool header and the per-lcore cache are declared in mempool.record.ts;
+ * the per-burst work is mempoolOps' (mempool.twin.ts): the kernels of
+ * mempool.as.ts, or their TypeScript twins, chosen when the pool is opened.
  */
 import { ArgError, LeakError, MbufError, fmtHandle } from '../errors.js';
-import { CACHE_LINE, Heap, MAX_LCORES } from '../eal/heap.js';
+import { CACHE_LINE, Heap, MAX_LCORES, type Burst } from '../eal/heap.js';
+import { MBUF_DEFAULT_DATAROOM, MBUF_SHIFT, MBUF_SIZE, MBUF_WORD_SHIFT, PKTMBUF_HEADROOM, PORT_INVALID, W_BUF_ADDR, W_BUF_LEN_POOL, W_DATA_OFF_REFCNT, W_NB_SEGS_PORT } from './mbuf-layout.js';
 import {
-  MBUF_DEFAULT_DATAROOM,
-  MBUF_SHIFT,
-  MBUF_SIZE,
-  MBUF_WORD_SHIFT,
-  PKTMBUF_HEADROOM,
-  PORT_INVALID,
-  W_BUF_ADDR,
-  W_BUF_LEN_POOL,
-  W_DATA_OFF_REFCNT,
-  W_NB_SEGS_PORT,
-  W_RESET_ZERO,
-} from './mbuf-layout.js';
+  CACHE_STRIDE,
+  CACHE_W_OBJS,
+  MEMPOOL_CACHE_MAX_SIZE,
+  POOL_F_DEBUG,
+  POOL_NAME,
+  POOL_NAME_COUNT,
+  POOL_SIZE,
+  P_ARENA,
+  P_BUF_LEN,
+  P_CACHE_BASE,
+  P_CACHE_SIZE,
+  P_CACHE_STRIDE,
+  P_FIRST,
+  P_FLAGS,
+  P_FLUSH,
+  P_HEADROOM,
+  P_ID,
+  P_MAGIC,
+  P_META_BASE,
+  P_N,
+  P_NAME_LEN,
+  P_RING,
+  P_STATE,
+  P_STRIDE,
+} from './mempool-layout.js';
+import { mempoolOps, type MempoolOps } from './mempool.twin.js';
 import { Ring } from '../ring/ring.js';
-import type { MbufKernel } from '../kernels/kernels.js';
 
 const MAGIC = 0x4c4f_504d; // "MPOL"
-const P_MAGIC = 0;
-const P_ID = 1;
-export const P_N = 2;
-const P_STRIDE = 3;
-export const P_HEADROOM = 4;
-const P_BUF_LEN = 5;
-const P_META_BASE = 6;
-export const P_FIRST = 7;
-const P_ARENA = 8;
-export const P_RING = 9;
-export const P_CACHE_SIZE = 10;
-export const P_FLUSH = 11;
-export const P_CACHE_BASE = 12;
-const P_CACHE_STRIDE = 13;
-export const P_FLAGS = 14;
-const P_STATE = 15;
-const P_NAME_LEN = 16;
-const NAME_OFF = 128;
-const NAME_MAX = 64;
-const HEADER_BYTES = 256;
-export const F_DEBUG = 1;
 
-/** rte_mempool's RTE_MEMPOOL_CACHE_MAX_SIZE. */
-export const MEMPOOL_CACHE_MAX_SIZE = 512;
-/** Handles a cache can hold: a refill brings size + a request of up to size. */
-const CACHE_OBJS = MEMPOOL_CACHE_MAX_SIZE * 2;
-/** Bytes per lcore cache: the length word's cache line, then the handle stack. */
-export const CACHE_STRIDE = CACHE_LINE + CACHE_OBJS * 4;
+export { MEMPOOL_CACHE_MAX_SIZE };
 /** DPDK's RTE_MBUF_DEFAULT_BUF_SIZE: data room plus headroom. */
 export const MBUF_DEFAULT_BUF_SIZE = MBUF_DEFAULT_DATAROOM + PKTMBUF_HEADROOM;
 
@@ -109,7 +94,6 @@ export class Mempool {
   readonly firstHandle: number;
   readonly debug: boolean;
   protected readonly u32: Uint32Array;
-  private readonly f64: Float64Array;
   private readonly ring: Ring;
   private readonly stride: number;
   private readonly arenaBase: number;
@@ -118,15 +102,12 @@ export class Mempool {
   private readonly cacheLen: number;
   private readonly cacheObjs: number;
   private readonly cacheBase: number;
-  private readonly one = new Uint32Array(1);
-  /**
-   * The mbuf kernels, or null (TypeScript datapath, or a debug pool whose
-   * checks live in TypeScript). Single handles stay in TypeScript: a wasm
-   * call costs more than the work (and `.buffer` of a small on-heap typed
-   * array is a slow runtime call in V8: test `n > 1` first).
-   */
-  private readonly kernel: MbufKernel | null;
-  private readonly buffer: ArrayBufferLike;
+  /** One handle's burst, for get/put/alloc: this thread's, in the heap like every burst. */
+  private readonly one: Burst;
+  /** This thread's lcore block (the kernels' `lc`). */
+  private readonly lc: number;
+  /** The per-burst work: kernels or twins, chosen here once (mempoolOps). */
+  private readonly ops: MempoolOps;
 
   protected constructor(heap: Heap, offset: number) {
     const u32 = heap.u32;
@@ -134,7 +115,6 @@ export class Mempool {
     if (u32[w + P_MAGIC] !== MAGIC) throw new ArgError(`mempool: no pool at heap offset ${offset}`);
     this.heap = heap;
     this.u32 = u32;
-    this.f64 = heap.f64;
     this.offset = offset;
     this.id = u32[w + P_ID]!;
     this.size = u32[w + P_N]!;
@@ -145,15 +125,16 @@ export class Mempool {
     this.arenaBase = u32[w + P_ARENA]!;
     this.cacheSize = u32[w + P_CACHE_SIZE]!;
     this.flushThresh = u32[w + P_FLUSH]!;
-    this.debug = (u32[w + P_FLAGS]! & F_DEBUG) !== 0;
-    this.name = Buffer.from(heap.u8.slice(offset + NAME_OFF, offset + NAME_OFF + u32[w + P_NAME_LEN]!)).toString();
+    this.debug = (u32[w + P_FLAGS]! & POOL_F_DEBUG) !== 0;
+    this.name = Buffer.from(heap.u8.slice(offset + POOL_NAME, offset + POOL_NAME + u32[w + P_NAME_LEN]!)).toString();
     this.ring = Ring.attach(heap, { offset: u32[w + P_RING]!, name: `${this.name}.ring` });
     this.cacheBase = u32[w + P_CACHE_BASE]!;
     const cache = this.cacheBase + heap.lcoreId * CACHE_STRIDE;
     this.cacheLen = cache >>> 2;
-    this.cacheObjs = (cache + CACHE_LINE) >>> 2;
-    this.buffer = heap.buffer;
-    this.kernel = heap.kernels && !this.debug ? heap.kernels.mbuf : null;
+    this.cacheObjs = (cache >>> 2) + CACHE_W_OBJS;
+    this.one = heap.scratch('mempool single handle', 1);
+    this.lc = heap.lcore;
+    this.ops = mempoolOps(heap, this.ring, this.debug);
   }
 
   /**
@@ -177,11 +158,11 @@ export class Mempool {
       throw new ArgError(`mempool ${name}: data room size ${bufLen} must be in [0, 65535]`);
     }
     const nameBytes = Buffer.from(name);
-    if (nameBytes.length > NAME_MAX) throw new ArgError(`mempool ${name}: name longer than ${NAME_MAX} bytes`);
+    if (nameBytes.length > POOL_NAME_COUNT) throw new ArgError(`mempool ${name}: name longer than ${POOL_NAME_COUNT} bytes`);
     const debug = opts.debug ?? false;
     const stride = Math.ceil(bufLen / CACHE_LINE) * CACHE_LINE;
 
-    const offset = heap.reserve(HEADER_BYTES, CACHE_LINE, `mempool ${name}`);
+    const offset = heap.reserve(POOL_SIZE, CACHE_LINE, `mempool ${name}`);
     const metaBase = heap.reserve(n * MBUF_SIZE, MBUF_SIZE, `mempool ${name}: ${n} mbuf records`);
     const arenaBase = heap.reserve(n * stride, CACHE_LINE, `mempool ${name}: ${n} buffers of ${stride} bytes`);
     const ring = Ring.create(heap, { name: `${name}.ring`, count: n, exactSize: true });
@@ -208,10 +189,10 @@ export class Mempool {
     u32[w + P_FLUSH] = Math.floor(cacheSize * 1.5);
     u32[w + P_CACHE_BASE] = cacheBase;
     u32[w + P_CACHE_STRIDE] = CACHE_STRIDE;
-    u32[w + P_FLAGS] = debug ? F_DEBUG : 0;
+    u32[w + P_FLAGS] = debug ? POOL_F_DEBUG : 0;
     u32[w + P_STATE] = stateBase;
     u32[w + P_NAME_LEN] = nameBytes.length;
-    heap.u8.set(nameBytes, offset + NAME_OFF);
+    heap.u8.set(nameBytes, offset + POOL_NAME);
 
     // Initialise every record as rte_pktmbuf_init does, then fill the ring.
     const first = metaBase >>> MBUF_SHIFT;
@@ -254,7 +235,7 @@ export class Mempool {
     const id = heap.u32[(offset >>> 2) + P_ID]!;
     const known = list[id];
     if (known) return known;
-    const debug = (heap.u32[(offset >>> 2) + P_FLAGS]! & F_DEBUG) !== 0;
+    const debug = (heap.u32[(offset >>> 2) + P_FLAGS]! & POOL_F_DEBUG) !== 0;
     const mp = debug ? new DebugMempool(heap, offset) : new Mempool(heap, offset);
     list[id] = mp;
     return mp;
@@ -270,65 +251,16 @@ export class Mempool {
    * thread per lcore id, as in DPDK.
    * @returns n, or 0 when the pool (cache and ring together) has fewer than n.
    */
-  getBulk(objs: Uint32Array, n: number, off = 0): number {
-    if (this.kernel !== null && n > 1 && objs.buffer === this.buffer) return this.kernel.getBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n);
-    return this.getBulkTs(objs, n, off);
-  }
-
-  /** The TypeScript twin of the getBulk kernel (src/kernels/as/mbuf.ts). */
-  getBulkTs(objs: Uint32Array, n: number, off = 0): number {
-    if (this.cacheSize === 0) return this.ring.dequeueBulk(objs, n, off);
-    const u32 = this.u32;
-    const len = u32[this.cacheLen]!;
-    const top = this.cacheObjs + len - 1;
-    if (n <= len) {
-      for (let i = 0; i < n; i++) objs[off + i] = u32[top - i]!;
-      u32[this.cacheLen] = len - n;
-      return n;
-    }
-    // Short: hand out what the cache has, then take the rest through the ring.
-    for (let i = 0; i < len; i++) objs[off + i] = u32[top - i]!;
-    const remaining = n - len;
-    if (remaining <= this.cacheSize) {
-      const fill = this.cacheSize + remaining;
-      if (this.ring.dequeueBulk(u32, fill, this.cacheObjs) === fill) {
-        const last = this.cacheObjs + fill - 1;
-        for (let i = 0; i < remaining; i++) objs[off + len + i] = u32[last - i]!;
-        u32[this.cacheLen] = this.cacheSize;
-        return n;
-      }
-    }
-    if (this.ring.dequeueBulk(objs, remaining, off + len) === remaining) {
-      u32[this.cacheLen] = 0;
-      return n;
-    }
-    return 0; // the cache's handles were only copied: it is intact
+  getBulk(objs: Burst, n: number, off = 0): number {
+    return this.ops.getBulk(this.offset, this.lc, objs.byteOffset + off * 4, n);
   }
 
   /**
    * Returns `n` handles from `objs[off..)` (rte_mempool_put_bulk). Never fails
    * for handles of this pool; returning more than the pool holds throws.
    */
-  putBulk(objs: Uint32Array, n: number, off = 0): void {
-    if (this.kernel !== null && n > 1 && objs.buffer === this.buffer) {
-      if (this.kernel.putBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n) !== n) throw this.overflow(objs[off]!);
-      return;
-    }
-    this.putBulkTs(objs, n, off);
-  }
-
-  /** The TypeScript twin of the putBulk kernel (src/kernels/as/mbuf.ts). */
-  putBulkTs(objs: Uint32Array, n: number, off = 0): void {
-    if (this.cacheSize === 0 || n > this.flushThresh) {
-      this.ringPut(objs, n, off);
-      return;
-    }
-    const len = this.u32[this.cacheLen]!;
-    if (len + n > this.flushThresh) {
-      this.ringPut(this.u32, len, this.cacheObjs);
-      this.u32[this.cacheLen] = 0;
-    }
-    this.cachePush(objs, n, off);
+  putBulk(objs: Burst, n: number, off = 0): void {
+    if (this.ops.putBulk(this.offset, this.lc, objs.byteOffset + off * 4, n) !== n) throw this.overflow(objs[off]!);
   }
 
   /** One handle, or 0 when the pool is empty (rte_mempool_get). */
@@ -348,47 +280,8 @@ export class Mempool {
    * one wasm call per burst, the cache refill through the ring included.
    * @returns n, or 0 when the pool has fewer than n.
    */
-  allocBulk(objs: Uint32Array, n: number, off = 0): number {
-    if (this.kernel !== null && n > 1 && objs.buffer === this.buffer) return this.kernel.allocBulk(this.offset, this.heap.lcoreId, objs.byteOffset + off * 4, n);
-    return this.allocBulkTs(objs, n, off);
-  }
-
-  /** The TypeScript twin of the allocBulk kernel (src/kernels/as/mbuf.ts): getBulk, then a reset of each. */
-  allocBulkTs(objs: Uint32Array, n: number, off = 0): number {
-    const u32 = this.u32;
-    const len = this.cacheSize === 0 ? 0 : u32[this.cacheLen]!;
-    if (n <= len) {
-      // The common case in one pass: pop from the cache and reset.
-      const top = this.cacheObjs + len - 1;
-      for (let i = 0; i < n; i++) {
-        const h = u32[top - i]!;
-        objs[off + i] = h;
-        this.resetRecord(h);
-      }
-      u32[this.cacheLen] = len - n;
-      return n;
-    }
-    if (this.getBulkTs(objs, n, off) === 0) return 0;
-    for (let i = 0; i < n; i++) this.resetRecord(objs[off + i]!);
-    return n;
-  }
-
-  /**
-   * rte_pktmbuf_reset for an mbuf of this pool: dataOff = headroom, refcnt 1,
-   * one segment, port invalid; words 2..9 are all zero after a reset, so four
-   * 8-byte stores of +0.0 clear them. Pool mbufs are direct and own their
-   * buffer: no olFlags bit survives.
-   */
-  private resetRecord(h: number): void {
-    const r = h << MBUF_WORD_SHIFT;
-    this.u32[r + W_DATA_OFF_REFCNT] = this.headroom | (1 << 16);
-    this.u32[r + W_NB_SEGS_PORT] = 1 | (PORT_INVALID << 16);
-    const d = (h << (MBUF_WORD_SHIFT - 1)) + (W_RESET_ZERO >> 1);
-    const f64 = this.f64;
-    f64[d] = 0;
-    f64[d + 1] = 0;
-    f64[d + 2] = 0;
-    f64[d + 3] = 0;
+  allocBulk(objs: Burst, n: number, off = 0): number {
+    return this.ops.allocBulk(this.offset, this.lc, objs.byteOffset + off * 4, n);
   }
 
   /** How many of `n` handles this lcore's cache takes before it must flush (0 without a cache). */
@@ -448,7 +341,7 @@ export class Mempool {
   flushCache(): void {
     if (this.cacheSize === 0) return;
     const len = this.u32[this.cacheLen]!;
-    if (len > 0) this.ringPut(this.u32, len, this.cacheObjs);
+    if (len > 0 && this.ring.enqueueBulk(this.u32, len, this.cacheObjs) !== len) throw this.overflow(this.u32[this.cacheObjs]!);
     this.u32[this.cacheLen] = 0;
   }
 
@@ -462,10 +355,6 @@ export class Mempool {
 
   protected leakDetail(): string {
     return '';
-  }
-
-  private ringPut(objs: Uint32Array, n: number, off: number): void {
-    if (this.ring.enqueueBulk(objs, n, off) !== n) throw this.overflow(objs[off]!);
   }
 
   private overflow(h: number): MbufError {
@@ -488,20 +377,20 @@ class DebugMempool extends Mempool {
     this.u8 = heap.u8;
   }
 
-  override getBulk(objs: Uint32Array, n: number, off = 0): number {
+  override getBulk(objs: Burst, n: number, off = 0): number {
     if (super.getBulk(objs, n, off) === 0) return 0;
     for (let i = 0; i < n; i++) this.u8[this.state + objs[off + i]! - this.firstHandle] = 0;
     return n;
   }
 
-  override allocBulk(objs: Uint32Array, n: number, off = 0): number {
+  override allocBulk(objs: Burst, n: number, off = 0): number {
     // The fast path pops the cache itself, bypassing getBulk: mark here too.
     if (super.allocBulk(objs, n, off) === 0) return 0;
     for (let i = 0; i < n; i++) this.u8[this.state + objs[off + i]! - this.firstHandle] = 0;
     return n;
   }
 
-  override putBulk(objs: Uint32Array, n: number, off = 0): void {
+  override putBulk(objs: Burst, n: number, off = 0): void {
     // Check the whole burst before any of it goes back, so a bad handle leaves the pool as it was.
     for (let i = 0; i < n; i++) {
       const h = objs[off + i]!;

@@ -4,13 +4,12 @@
  * single-threaded (SP/SC: plain stores) or multi-threaded (MP/MC: a
  * compare-and-swap on the head).
  *
- * Layout in the heap (byte offsets from the ring's base):
- *   0    size, mask, capacity, flags            (read-only after create)
- *   128  prod.head, prod.tail                   (producers' line)
- *   256  cons.head, cons.tail                   (consumers' line)
- *   384  slots[size]
- * Producer and consumer indices sit 128 bytes apart so the adjacent-line
- * prefetcher does not make the two sides share a line (as rte_ring does).
+ * Layout in the heap (ring.record.ts): size, mask, capacity and flags
+ * (read-only after create), then the producers' line at byte 128, the
+ * consumers' at 256, and the slots from 384. Producer and consumer indices
+ * sit 128 bytes apart so the adjacent-line prefetcher does not make the two
+ * sides share a line (as rte_ring does). The mempool kernels' ring operations
+ * (ring.as.ts) follow the same protocol on the same ring.
  *
  * Indices run freely over 32 bits and wrap; `(a - b) | 0` is the distance.
  * A side publishes its tail with one Atomics.store per call, after its plain
@@ -25,20 +24,20 @@
  */
 import { ArgError } from '../errors.js';
 import { Heap } from '../eal/heap.js';
+import {
+  RING_SLOTS as SLOTS,
+  RING_W_CAPACITY as W_CAPACITY,
+  RING_W_CONS_HEAD as W_CONS_HEAD,
+  RING_W_CONS_TAIL as W_CONS_TAIL,
+  RING_W_FLAGS as W_FLAGS,
+  RING_W_MAGIC as W_MAGIC,
+  RING_W_MASK as W_MASK,
+  RING_W_PROD_HEAD as W_PROD_HEAD,
+  RING_W_PROD_TAIL as W_PROD_TAIL,
+  RING_W_SIZE as W_SIZE,
+} from './ring-layout.js';
 
 const MAGIC = 0x474e_4952; // "RING"
-const W_MAGIC = 0;
-const W_SIZE = 1;
-const W_MASK = 2;
-const W_CAPACITY = 3;
-const W_FLAGS = 4;
-const W_PROD_HEAD = 32;
-const W_PROD_TAIL = 33;
-const W_CONS_HEAD = 64;
-const W_CONS_TAIL = 65;
-const SLOTS = 384;
-/** The layout the wasm kernels' ring operations use (src/kernels/as/ring.ts): head/tail word indices, slot byte offset. */
-export { W_PROD_HEAD as RING_PROD_HEAD, W_PROD_TAIL as RING_PROD_TAIL, W_CONS_HEAD as RING_CONS_HEAD, W_CONS_TAIL as RING_CONS_TAIL, SLOTS as RING_SLOTS };
 
 /** rte_ring's RING_F_* flags. */
 export const RING_F_SP_ENQ = 0x1;

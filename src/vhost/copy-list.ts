@@ -10,7 +10,7 @@
  * used index is published).
  */
 import type { Heap } from '../eal/heap.js';
-import type { FwdKernel } from '../kernels/kernels.js';
+import type { FwdKernel } from '../eal/kernels.js';
 
 /** Copies gathered before a flush is forced. */
 export const COPY_LIST_MAX = 1024;

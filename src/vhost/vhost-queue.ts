@@ -20,10 +20,10 @@
  * fixes it. Nothing a guest writes can make the host throw, loop or touch
  * memory outside the guest's regions.
  */
-import type { Heap } from '../eal/heap.js';
-import type { VhostKernel } from '../kernels/kernels.js';
+import type { Burst, Heap } from '../eal/heap.js';
+import type { VhostKernel } from '../eal/kernels.js';
 import { Mbufs } from '../mem/mbuf.js';
-import { H_DATA_LEN, H_NB_SEGS, H_PORT, MBUF_SHIFT, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../mem/mbuf-layout.js';
+import { H_DATA_LEN, H_NB_SEGS, H_PORT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../mem/mbuf-layout.js';
 import type { Mempool } from '../mem/mempool.js';
 import { GuestMemory } from '../virtio/guest-memory.js';
 import { Chain, DESC_SIZE, VRING_DESC_F_WRITE, Vring } from '../virtio/vring.js';
@@ -36,7 +36,6 @@ export const BUF_VECTOR_MAX = 256;
 /** Largest packet taken from a guest: a 64 KiB TSO frame (dpkit negotiates no GSO, so 9 KiB jumbo in practice). */
 export const MAX_PKT_LEN = 65535;
 
-const H_SHIFT = MBUF_SHIFT - 1;
 const ADDRS_KEY = 'vhost packet addresses';
 
 /** What a lcore needs to open a vring's data path. */
@@ -69,9 +68,9 @@ export class VhostQueue {
   /** Avail entries taken for one packet: head id, bytes written (-1: a bad chain). */
   private readonly heads = new Uint16Array(BUF_VECTOR_MAX);
   private readonly written = new Int32Array(BUF_VECTOR_MAX);
-  private readonly extra: Uint32Array;
+  private readonly extra: Burst;
   /** The fast kernels' note of where each packet's bytes go or come from, between their two passes. */
-  private addrs: Uint32Array;
+  private addrs: Burst;
   private readonly st: number;
   private readonly memTable: number;
   private readonly port: number;
@@ -146,7 +145,7 @@ export class VhostQueue {
    * @returns how many were taken (delivered, or dropped and counted because
    * they fit no guest buffer); the caller still owns and frees them all.
    */
-  enqueueBurst(mbufs: Uint32Array, n: number): number {
+  enqueueBurst(mbufs: Burst, n: number): number {
     if (n === 0 || !this.sync()) return 0;
     const ring = this.ring!;
     const u16 = this.u16;
@@ -200,7 +199,7 @@ export class VhostQueue {
             view.setUint32(dst + 8, 1 << 16, true);
             let at = dst + NET_HDR_SIZE;
             for (let s = m; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
-              const len = u16[(s << H_SHIFT) + H_DATA_LEN]!;
+              const len = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
               this.copies.add(at, this.mb.mtod(s), len);
               at += len;
             }
@@ -284,7 +283,7 @@ export class VhostQueue {
     this.gpos = 0;
     this.scatter(hs, NET_HDR_SIZE);
     const mb = this.mb;
-    for (let s = m; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) this.scatter(mb.mtod(s), this.u16[(s << H_SHIFT) + H_DATA_LEN]!);
+    for (let s = m; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) this.scatter(mb.mtod(s), this.u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!);
   }
 
   private gi = 0;
@@ -311,7 +310,7 @@ export class VhostQueue {
    * Copies guest tx chains into mbufs of `pool` (rte_vhost_dequeue_burst).
    * @returns how many packets were placed in `mbufs[0..)`.
    */
-  dequeueBurst(pool: Mempool, mbufs: Uint32Array, n: number): number {
+  dequeueBurst(pool: Mempool, mbufs: Burst, n: number): number {
     if (n === 0 || !this.sync()) return 0;
     const ring = this.ring!;
     const u16 = this.u16;
@@ -383,11 +382,11 @@ export class VhostQueue {
     const chain = this.chain;
     const mb = this.mb;
     u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = len;
-    u16[(m << H_SHIFT) + H_NB_SEGS] = nsegs;
-    u16[(m << H_SHIFT) + H_PORT] = this.port;
+    u16[(m << MBUF_HALF_SHIFT) + H_NB_SEGS] = nsegs;
+    u16[(m << MBUF_HALF_SHIFT) + H_PORT] = this.port;
     let seg = m;
     let segLeft = len < segRoom ? len : segRoom;
-    u16[(seg << H_SHIFT) + H_DATA_LEN] = segLeft;
+    u16[(seg << MBUF_HALF_SHIFT) + H_DATA_LEN] = segLeft;
     let dst = mb.mtod(seg);
     let left = len;
     let skip = NET_HDR_SIZE;
@@ -407,7 +406,7 @@ export class VhostQueue {
           u32[(seg << MBUF_WORD_SHIFT) + W_NEXT] = next;
           seg = next;
           segLeft = left < segRoom ? left : segRoom;
-          u16[(seg << H_SHIFT) + H_DATA_LEN] = segLeft;
+          u16[(seg << MBUF_HALF_SHIFT) + H_DATA_LEN] = segLeft;
           dst = mb.mtod(seg);
         }
         const c = blen < segLeft ? blen : segLeft;

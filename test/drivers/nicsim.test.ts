@@ -7,10 +7,10 @@ import { ArgError } from '../../src/errors.js';
 import { TxOffload } from '../../src/ethdev/driver.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { TX_FREE_MODES, type TxFreeMode } from '../../src/ethdev/tx-reclaim.js';
-import { Heap } from '../../src/eal/heap.js';
+import { Heap, type Burst } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
-import { assertFull } from '../helpers.js';
+import { assertFull, burstOf } from '../helpers.js';
 
 /** Upper bound on any wait for the model: a broken driver fails the test instead of hanging it. */
 const DEADLINE_MS = 20_000;
@@ -22,7 +22,7 @@ interface Rig {
   ethdev: Ethdev;
   a: number;
   b: number;
-  burst: Uint32Array;
+  burst: Burst;
 }
 
 interface RigOptions {
@@ -81,7 +81,7 @@ function payload(seq: number): Uint8Array {
  * flight, so the rx ring never overflows. Checks each arrival in order.
  * @returns the sequence numbers received, in order.
  */
-async function pump(r: Rig, count: number, make: (seq: number, burst: Uint32Array, at: number) => void, window = 128, q = 0): Promise<number[]> {
+async function pump(r: Rig, count: number, make: (seq: number, burst: Burst, at: number) => void, window = 128, q = 0): Promise<number[]> {
   const { ethdev, mb, burst } = r;
   const got: number[] = [];
   let sent = 0;
@@ -116,7 +116,7 @@ async function pump(r: Rig, count: number, make: (seq: number, burst: Uint32Arra
 
 /** A fresh single-segment packet of `pool` holding payload(seq). */
 function single(r: Rig, pool = r.pool) {
-  return (seq: number, burst: Uint32Array, at: number) => {
+  return (seq: number, burst: Burst, at: number) => {
     const h = pool.alloc();
     assert.notEqual(h, 0, 'pool empty');
     assert.ok(r.mb.write(h, payload(seq)));
@@ -193,7 +193,7 @@ describe('net_nicsim', () => {
       const other = Mempool.create(r.heap, { name: 'other', n: 2048, cacheSize: 64 });
       const clones = Mempool.create(r.heap, { name: 'clones', n: 1024 });
       const held: number[] = [];
-      const make = (seq: number, burst: Uint32Array, at: number) => {
+      const make = (seq: number, burst: Burst, at: number) => {
         const p = payload(seq);
         const kind = seq % 4;
         if (kind === 0) {
@@ -225,7 +225,7 @@ describe('net_nicsim', () => {
       // The originals came through untouched, referenced once more by the application only.
       for (const h of held) assert.equal(r.mb.refcnt(h), 1);
       assert.equal(r.pool.inUse(), held.length);
-      r.mb.freeBulk(Uint32Array.from(held), held.length);
+      r.mb.freeBulk(burstOf(r.heap, held), held.length);
       assertFull(r.pool, other, clones);
     });
   }

@@ -47,11 +47,11 @@ export function rig(opts: { poolSize?: number } = {}) {
   };
   const mb = new Mbufs(heap);
   const ctx: FwdContext = { heap, mb, pool, burst: heap.burst(512), config: defaultFwdConfig() };
-  const out = new Uint32Array(64);
+  const out = heap.burst(64);
 
   /** Puts packets into port 0's rx ring (by sending on port 0, which loops back). @returns their handles. */
   const inject = (...pkts: Uint8Array[]): number[] => {
-    const b = new Uint32Array(pkts.length);
+    const b = heap.burst(pkts.length);
     pkts.forEach((p, i) => {
       const h = pool.alloc();
       assert.notEqual(h, 0);

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MbufError } from '../../src/errors.js';
 import { Mempool } from '../../src/mem/mempool.js';
-import { H_NB_SEGS, H_POOL, H_REFCNT, OlFlags, OlFlagsHi, PKTMBUF_HEADROOM, PORT_INVALID } from '../../src/mem/mbuf-layout.js';
-import { assertFull, setup } from '../helpers.js';
+import { H_NB_SEGS, H_POOL, H_REFCNT, MBUF_HALF_SHIFT, OlFlags, OlFlagsHi, PKTMBUF_HEADROOM, PORT_INVALID } from '../../src/mem/mbuf-layout.js';
+import { assertFull, burstOf, setup } from '../helpers.js';
 
 const bytes = (n: number, seed = 1) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 0xff);
 
@@ -28,7 +28,7 @@ describe('pktmbuf alloc and reset', () => {
 
   it('clears what the previous user left when the mbuf is allocated again', () => {
     const { mp, mb } = setup({ n: 2, cacheSize: 0 });
-    const burst = new Uint32Array(2);
+    const burst = mp.heap.burst(2);
     assert.equal(mp.allocBulk(burst, 2), 2);
     for (const h of burst) {
       mb.write(h, bytes(60));
@@ -77,7 +77,7 @@ describe('pktmbuf alloc and reset', () => {
 
   it('allocBulk fails whole and leaves the pool unchanged when short', () => {
     const { mp, mb } = setup({ n: 10 });
-    const burst = new Uint32Array(11);
+    const burst = mp.heap.burst(11);
     assert.equal(mp.allocBulk(burst, 11), 0);
     assert.ok(mp.full());
     assert.equal(mp.allocBulk(burst, 10), 10);
@@ -208,10 +208,10 @@ describe('chains', () => {
     const { mp, mb } = setup();
     const a = mp.alloc();
     const b = mp.alloc();
-    mb.u16[(a << 5) + H_NB_SEGS] = 0xffff; // pretend a is already at the limit
+    mb.u16[(a << MBUF_HALF_SHIFT) + H_NB_SEGS] = 0xffff; // pretend a is already at the limit
     assert.equal(mb.chain(a, b), -1);
     assert.equal(mb.next(a), 0, 'nothing changed');
-    mb.u16[(a << 5) + H_NB_SEGS] = 1;
+    mb.u16[(a << MBUF_HALF_SHIFT) + H_NB_SEGS] = 1;
     mb.free(a);
     mb.free(b);
     assertFull(mp);
@@ -219,7 +219,7 @@ describe('chains', () => {
 
   it('freeing the head frees every segment, also through freeBulk', () => {
     const { mp, mb } = setup({ n: 64, cacheSize: 8 });
-    const heads = new Uint32Array(10);
+    const heads = mp.heap.burst(10);
     for (let i = 0; i < 10; i++) {
       heads[i] = mp.alloc();
       for (let k = 0; k < i % 4; k++) mb.chain(heads[i]!, mp.alloc());
@@ -258,7 +258,7 @@ describe('reference counts', () => {
 
   it('freeBulk returns what it already released when it meets a double free', () => {
     const { mp, mb } = setup({ n: 16 });
-    const burst = new Uint32Array(3);
+    const burst = mp.heap.burst(3);
     mp.allocBulk(burst, 3);
     mb.free(burst[2]!);
     assert.throws(() => mb.freeBulk(burst, 3), MbufError);
@@ -389,7 +389,7 @@ describe('freeBulk', () => {
   it('returns mbufs of several pools, interleaved, each to its own pool', () => {
     const { heap, mp, mb } = setup({ n: 300, cacheSize: 32 });
     const mp2 = Mempool.create(heap, { name: 'second', n: 300, cacheSize: 32 });
-    const burst = new Uint32Array(400);
+    const burst = mp.heap.burst(400);
     for (let i = 0; i < 400; i++) burst[i] = (i % 3 === 0 ? mp2 : mp).alloc();
     mb.freeBulk(burst, 400);
     assertFull(mp, mp2);
@@ -397,7 +397,7 @@ describe('freeBulk', () => {
 
   it('frees from an offset in the burst, as after a partial txBurst', () => {
     const { mp, mb } = setup();
-    const burst = new Uint32Array(32);
+    const burst = mp.heap.burst(32);
     mp.allocBulk(burst, 32);
     mb.freeBulk(burst, 32 - 20, 20);
     assert.equal(mp.inUse(), 20);
@@ -407,9 +407,9 @@ describe('freeBulk', () => {
 
   it('names a handle that belongs to no pool', () => {
     const { mp, mb } = setup();
-    const fake = new Uint32Array([(mp.firstHandle + mp.size + 5000)]);
-    mb.u16[(fake[0]! << 5) + H_REFCNT] = 1; // looks referenced
-    mb.u16[(fake[0]! << 5) + H_POOL] = 7; // pool id nobody has
+    const fake = burstOf(mp.heap, [mp.firstHandle + mp.size + 5000]);
+    mb.u16[(fake[0]! << MBUF_HALF_SHIFT) + H_REFCNT] = 1; // looks referenced
+    mb.u16[(fake[0]! << MBUF_HALF_SHIFT) + H_POOL] = 7; // pool id nobody has
     assert.throws(() => mb.freeBulk(fake, 1), /not an mbuf of any pool \(pool id 7\)/);
     assertFull(mp);
   });

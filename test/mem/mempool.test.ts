@@ -22,7 +22,7 @@ describe('Mempool', () => {
 
   it('gives every mbuf its own buffer, inside the heap', () => {
     const { heap, mp, mb } = setup({ n: 64 });
-    const all = new Uint32Array(64);
+    const all = mp.heap.burst(64);
     assert.equal(mp.getBulk(all, 64), 64);
     const addrs = new Set([...all].map((h) => mb.bufAddr(h)));
     assert.equal(addrs.size, 64);
@@ -34,7 +34,7 @@ describe('Mempool', () => {
   it('getBulk is all or nothing: an exhausted pool fails and stays as it was', () => {
     for (const cacheSize of [0, 16]) {
       const { mp } = setup({ n: 40, cacheSize });
-      const a = new Uint32Array(40);
+      const a = mp.heap.burst(40);
       assert.equal(mp.getBulk(a, 32), 32);
       const before = mp.avail();
       assert.equal(mp.getBulk(a, 9, 32), 0, `cache ${cacheSize}: 8 left, bulk of 9 fails`);
@@ -49,10 +49,10 @@ describe('Mempool', () => {
 
   it('hands back the most recently freed (hot) mbuf first through the lcore cache', () => {
     const { mp } = setup({ n: 256, cacheSize: 32 });
-    const a = new Uint32Array(8);
+    const a = mp.heap.burst(8);
     mp.getBulk(a, 8);
     mp.putBulk(a, 8);
-    const b = new Uint32Array(8);
+    const b = mp.heap.burst(8);
     mp.getBulk(b, 8);
     assert.deepEqual([...b], [...a].reverse(), 'the cache is a stack');
     mp.putBulk(b, 8);
@@ -61,7 +61,7 @@ describe('Mempool', () => {
 
   it('counts mbufs held in lcore caches as available, and flushes them to the ring', () => {
     const { mp } = setup({ n: 256, cacheSize: 32 });
-    const a = new Uint32Array(16);
+    const a = mp.heap.burst(16);
     mp.getBulk(a, 16); // refills the cache with 32 + 16 - 16 left in it
     assert.equal(mp.inUse(), 16);
     mp.putBulk(a, 16);
@@ -73,7 +73,7 @@ describe('Mempool', () => {
 
   it('puts and gets bursts larger than the cache straight through the ring', () => {
     const { mp } = setup({ n: 1024, cacheSize: 32 });
-    const a = new Uint32Array(600);
+    const a = mp.heap.burst(600);
     assert.equal(mp.getBulk(a, 600), 600);
     assert.equal(new Set(a).size, 600);
     mp.putBulk(a, 600); // > flush threshold (48): bypasses the cache
@@ -83,7 +83,7 @@ describe('Mempool', () => {
   it('keeps every handle exactly once across many cache flushes and refills', () => {
     const { mp } = setup({ n: 512, cacheSize: 64 });
     const held: number[] = [];
-    const burst = new Uint32Array(100);
+    const burst = mp.heap.burst(100);
     let rng = 12345;
     for (let i = 0; i < 5000; i++) {
       rng = (rng * 1103515245 + 12345) & 0x7fffffff;
@@ -120,7 +120,7 @@ describe('Mempool', () => {
 
   it('reports a leak with the number of missing mbufs', () => {
     const { mp } = setup({ name: 'leaky', n: 32 });
-    const a = new Uint32Array(3);
+    const a = mp.heap.burst(3);
     mp.getBulk(a, 3);
     assert.throws(() => mp.checkLeaks(), (e: unknown) => e instanceof LeakError && e.missing === 3 && /mempool leaky: 3 of 32 mbufs not returned/.test(e.message));
     mp.putBulk(a, 3);
@@ -140,7 +140,7 @@ describe('Mempool', () => {
     const mp5 = Mempool.attach(other, mp.descriptor());
     assert.equal(mp5.id, mp.id);
     assert.equal(mp5.name, mp.name);
-    const a = new Uint32Array(10);
+    const a = mp.heap.burst(10);
     mp5.getBulk(a, 10);
     assert.equal(mp.inUse(), 10, 'lcore 0 sees what lcore 5 took');
     mp5.putBulk(a, 10);
@@ -152,7 +152,7 @@ describe('Mempool', () => {
   describe('debug mode', () => {
     it('names the handle of a double free and leaves the pool unchanged', () => {
       const { mp } = setup({ name: 'dbg', n: 16, cacheSize: 4, debug: true });
-      const a = new Uint32Array(2);
+      const a = mp.heap.burst(2);
       mp.getBulk(a, 2);
       mp.put(a[0]!);
       const before = mp.avail();
@@ -165,7 +165,7 @@ describe('Mempool', () => {
 
     it('follows mbufs through cache pops and pushes without false alarms', () => {
       const { mp, mb } = setup({ name: 'dbg', n: 64, cacheSize: 16, debug: true });
-      const burst = new Uint32Array(8);
+      const burst = mp.heap.burst(8);
       for (let i = 0; i < 50; i++) {
         assert.equal(mp.allocBulk(burst, 8), 8);
         mb.freeBulk(burst, 8);

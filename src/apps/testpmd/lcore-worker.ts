@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { drivers } from '../../drivers/index.js';
 import type { QueueDescriptor } from '../../ethdev/driver.js';
-import type { Datapath } from '../../kernels/kernels.js';
+import type { Datapath } from '../../eal/kernels.js';
 import { pinThisThread } from '../../eal/affinity.js';
 import { CTL_STOP } from '../../eal/launcher.js';
 import { Heap, type HeapDescriptor } from '../../eal/heap.js';

@@ -19,7 +19,7 @@
  */
 import { ArgError, DpkitError } from '../../errors.js';
 import { RXQ_ERRORS, RXQ_MISSED } from '../../ethdev/stats.js';
-import type { Datapath } from '../../kernels/kernels.js';
+import type { Datapath } from '../../eal/kernels.js';
 import { startWorker } from '../../eal/spawn.js';
 import { Heap, MAX_LCORES } from '../../eal/heap.js';
 import {
@@ -312,7 +312,7 @@ function readTable(i32: Int32Array, w: number): [number[], number[]] {
 }
 
 /**
- * The TypeScript twin of the nicsimXmit kernel (src/kernels/as/nicsim.ts):
+ * The TypeScript twin of the nicsimXmit kernel (src/kernels/as/nicsim.as.ts):
  * the same walk, copies and write-backs, byte for byte.
  */
 export function nicsimXmitTs(heap: Heap, txq: number, rxq: number, budget: number): number {

@@ -1,7 +1,7 @@
 /**
  * net_nicsim's shared-memory layout: descriptors laid out like Intel's, and
  * the per-queue blocks the driver (lcore side) and the model's hardware
- * thread share. The hardware kernel (src/kernels/as/nicsim.ts) mirrors these
+ * thread share. The hardware kernel (src/kernels/as/nicsim.as.ts) mirrors these
  * values; test/kernels/nicsim-kernel.test.ts checks them.
  *
  * A descriptor is 16 bytes, four u32 words:

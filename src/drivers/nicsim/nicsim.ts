@@ -32,9 +32,9 @@ import { TxOffload } from '../../ethdev/driver.js';
 import { checkTxThresholds, txThresholds } from '../../ethdev/ethdev.js';
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
 import { parseTxFreeMode, TxReclaim, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
-import type { Heap } from '../../eal/heap.js';
+import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
-import { H_BUF_LEN, H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
+import { H_BUF_LEN, H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { vdevMac } from '../mac.js';
 import { HW_MAX_PORTS, HW_MAX_QUEUES, NicsimHw } from './hw.js';
@@ -86,8 +86,6 @@ const RX_MAX_BURST = 32;
 /** i40e's simple path sends at most this many packets between two looks at tx_free_thresh (CI_TX_MAX_BURST). */
 const TX_MAX_BURST = 32;
 
-/** u16 slot index of a record. */
-const H_SHIFT = MBUF_WORD_SHIFT + 1;
 
 interface NicsimRxDesc extends QueueDescriptor {
   driver: 'net_nicsim';
@@ -122,9 +120,9 @@ class NicsimRxQueue implements RxQueue {
   private readonly u32: Uint32Array;
   private readonly f64: Float64Array;
   private readonly mp: Mempool;
-  private readonly sw: Uint32Array;
+  private readonly sw: Burst;
   /** Where a refill's new mbufs land before they go into the ring: in the heap, for the allocBulk kernel. */
-  private readonly stage: Uint32Array;
+  private readonly stage: Burst;
   private readonly b: number;
   private readonly ringW: number;
 
@@ -136,14 +134,14 @@ class NicsimRxQueue implements RxQueue {
     this.u32 = heap.u32;
     this.f64 = heap.f64;
     this.mp = Mempool.attach(heap, { offset: d.pool });
-    this.sw = new Uint32Array(heap.buffer, d.sw, d.nbDesc);
+    this.sw = heap.burstAt(d.sw, d.nbDesc);
     this.stage = heap.scratch('net_nicsim rx refill', d.rxFreeThresh);
     this.b = d.block >>> 2;
     this.ringW = d.ring >>> 2;
   }
 
   /** i40e's bulk-alloc receive: take descriptors with DD in order; refill a block at each trigger. */
-  rxBurst(burst: Uint32Array, n: number): number {
+  rxBurst(burst: Burst, n: number): number {
     const d = this.d;
     const u16 = this.u16;
     const u32 = this.u32;
@@ -165,9 +163,9 @@ class NicsimRxQueue implements RxQueue {
       const h = sw[next]!;
       sw[next] = 0;
       const len = u32[desc + RXD_LEN]!;
-      u16[(h << H_SHIFT) + H_DATA_LEN] = len;
+      u16[(h << MBUF_HALF_SHIFT) + H_DATA_LEN] = len;
       u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = len;
-      u16[(h << H_SHIFT) + H_PORT] = d.port;
+      u16[(h << MBUF_HALF_SHIFT) + H_PORT] = d.port;
       burst[got++] = h;
       bytes += len;
       if (next === trigger) {
@@ -207,9 +205,9 @@ class NicsimRxQueue implements RxQueue {
 
 /** An empty rx descriptor for mbuf `h`: its data room, and a status the hardware has not written yet. */
 function writeRxDesc(u16: Uint16Array, u32: Uint32Array, desc: number, h: number): void {
-  const off = u16[(h << H_SHIFT) + H_DATA_OFF]!;
+  const off = u16[(h << MBUF_HALF_SHIFT) + H_DATA_OFF]!;
   u32[desc + RXD_ADDR] = u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + off;
-  u32[desc + RXD_BUF_LEN] = u16[(h << H_SHIFT) + H_BUF_LEN]! - off;
+  u32[desc + RXD_BUF_LEN] = u16[(h << MBUF_HALF_SHIFT) + H_BUF_LEN]! - off;
   u32[desc + RXD_LEN] = 0;
   u32[desc + RXD_STATUS] = 0;
 }
@@ -219,7 +217,7 @@ class NicsimTxQueue implements TxQueue {
   private readonly u32: Uint32Array;
   private readonly i32: Int32Array;
   private readonly f64: Float64Array;
-  private readonly sw: Uint32Array;
+  private readonly sw: Burst;
   private readonly reclaim: TxReclaim;
   private readonly b: number;
   private readonly ringW: number;
@@ -232,7 +230,7 @@ class NicsimTxQueue implements TxQueue {
     this.u32 = heap.u32;
     this.i32 = heap.i32;
     this.f64 = heap.f64;
-    this.sw = new Uint32Array(heap.buffer, d.sw, d.nbDesc);
+    this.sw = heap.burstAt(d.sw, d.nbDesc);
     this.reclaim = new TxReclaim(heap, d.mode, d.fastFree);
     this.b = d.block >>> 2;
     this.ringW = d.ring >>> 2;
@@ -244,7 +242,7 @@ class NicsimTxQueue implements TxQueue {
    * post whole packets while their segments fit; the tail register moves
    * once per burst. @returns packets taken; the caller keeps the rest.
    */
-  txBurst(burst: Uint32Array, n: number): number {
+  txBurst(burst: Burst, n: number): number {
     const d = this.d;
     const u16 = this.u16;
     const u32 = this.u32;
@@ -262,7 +260,7 @@ class NicsimTxQueue implements TxQueue {
       const end = n - sent > TX_MAX_BURST ? sent + TX_MAX_BURST : n;
       for (; sent < end; sent++) {
         const h = burst[sent]!;
-        const segs = u16[(h << H_SHIFT) + H_NB_SEGS]!;
+        const segs = u16[(h << MBUF_HALF_SHIFT) + H_NB_SEGS]!;
         if (segs > nbFree) {
           full = true;
           break;
@@ -275,9 +273,9 @@ class NicsimTxQueue implements TxQueue {
             nextRs += rs;
             if (nextRs >= nb) nextRs = rs - 1;
           }
-          u32[desc + TXD_ADDR] = u32[(s << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(s << H_SHIFT) + H_DATA_OFF]!;
+          u32[desc + TXD_ADDR] = u32[(s << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(s << MBUF_HALF_SHIFT) + H_DATA_OFF]!;
           u32[desc + TXD_ADDR_HI] = 0;
-          u32[desc + TXD_LEN_CMD] = u16[(s << H_SHIFT) + H_DATA_LEN]! | (cmd << 16);
+          u32[desc + TXD_LEN_CMD] = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]! | (cmd << 16);
           u32[desc + TXD_STATUS] = 0;
           this.sw[tail] = s;
           tail = tail + 1 === nb ? 0 : tail + 1;
@@ -431,7 +429,7 @@ class NicsimDriver implements EthDriver {
     try {
       for (const [q, d] of this.rxq.entries()) {
         if (!d) continue;
-        const sw = new Uint32Array(heap.buffer, d.sw, d.nbDesc);
+        const sw = heap.burstAt(d.sw, d.nbDesc);
         const mp = Mempool.attach(heap, { offset: d.pool });
         if (mp.allocBulk(sw, d.nbDesc) === 0) {
           throw new NoMemError(`${this.ctx.name} (port ${this.ctx.portId}) rxq ${q}: the pool has fewer than ${d.nbDesc} free mbufs to fill its descriptors`);
@@ -486,7 +484,7 @@ class NicsimDriver implements EthDriver {
     const mb = new Mbufs(heap);
     for (const d of [...this.rxq, ...this.txq]) {
       if (!d) continue;
-      const sw = new Uint32Array(heap.buffer, d.sw, d.nbDesc);
+      const sw = heap.burstAt(d.sw, d.nbDesc);
       for (let i = 0; i < sw.length; i++) {
         if (sw[i] !== 0) mb.freeSeg(sw[i]!);
       }

@@ -25,8 +25,8 @@ import { ArgError } from '../../errors.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { boolArg } from '../../ethdev/devargs.js';
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
-import type { FwdKernel } from '../../kernels/kernels.js';
-import type { Heap } from '../../eal/heap.js';
+import type { FwdKernel } from '../../eal/kernels.js';
+import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { MBUF_WORD_SHIFT, OlFlags, W_OL_FLAGS, W_TIMESTAMP_LO } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
@@ -80,7 +80,7 @@ class PcapRxQueue implements RxQueue {
   private readonly u32: Uint32Array;
   private readonly f64: Float64Array;
   private readonly reader: PcapReader | null = null;
-  private readonly seg: Uint32Array;
+  private readonly seg: Burst;
   private readonly room: number;
   /** The replay kernel, or null (TypeScript datapath, or a debug pool whose checks live in TypeScript). */
   private readonly kernel: FwdKernel | null;
@@ -94,7 +94,7 @@ class PcapRxQueue implements RxQueue {
     this.u8 = heap.u8;
     this.u32 = heap.u32;
     this.f64 = heap.f64;
-    this.seg = new Uint32Array(1);
+    this.seg = heap.burst(1);
     this.room = this.mp.bufLen - this.mp.headroom;
     this.kernel = this.mp.debug ? null : (heap.kernels?.fwd ?? null);
     if (d.file !== null && d.replayCount === 0) {
@@ -107,7 +107,7 @@ class PcapRxQueue implements RxQueue {
     }
   }
 
-  rxBurst(burst: Uint32Array, n: number): number {
+  rxBurst(burst: Burst, n: number): number {
     const d = this.d;
     if (d.file === null || n === 0) return 0;
     const r = this.reader;
@@ -154,7 +154,7 @@ class PcapRxQueue implements RxQueue {
    * from `n` replay table entries, round and round, and counts them.
    * @returns how many mbufs it filled (an entry whose chain found no mbufs is skipped).
    */
-  private replay(burst: Uint32Array, at: number, n: number): number {
+  private replay(burst: Burst, at: number, n: number): number {
     const d = this.d;
     const u32 = this.u32;
     let cursor = u32[d.replayState + R_CURSOR]!;
@@ -244,7 +244,7 @@ class PcapTxQueue implements TxQueue {
         : new PcapWriter(d.file, d.fd, { format: d.format, resolution: d.resolution, buffer: heap.u8.subarray(d.buffer, d.buffer + WRITER_BUFFER), state: heap.f64.subarray(d.state, d.state + 1) }));
   }
 
-  txBurst(burst: Uint32Array, n: number): number {
+  txBurst(burst: Burst, n: number): number {
     const d = this.d;
     const w = this.writer;
     let bytes = 0;

@@ -21,13 +21,13 @@ import { newHdrInfo } from '../../net/headers.js';
 import { RETA_SIZE, Toeplitz, packetRssHash } from '../../net/rss.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { RXQ_BYTES, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats.js';
-import type { Heap } from '../../eal/heap.js';
+import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { OlFlags } from '../../mem/mbuf-layout.js';
 import { Ring, type RingDescriptor } from '../../ring/ring.js';
 import { burstBytes } from '../burst-bytes.js';
 import { vdevMac } from '../mac.js';
-import type { FwdKernel } from '../../kernels/kernels.js';
+import type { FwdKernel } from '../../eal/kernels.js';
 
 /** DPDK's RTE_PMD_RING_MAX_RX_RINGS / TX_RINGS. */
 const MAX_RINGS = 16;
@@ -58,7 +58,7 @@ class RingRxQueue implements RxQueue {
     this.kernel = heap.kernels?.fwd ?? null;
   }
 
-  rxBurst(burst: Uint32Array, n: number): number {
+  rxBurst(burst: Burst, n: number): number {
     const got = this.ring.dequeueBurst(burst, n);
     if (got === 0) return 0;
     const bytes = burstBytes(this.kernel, this.u32, burst, got);
@@ -90,7 +90,7 @@ class RingTxQueue implements TxQueue {
     this.rss = d.rssRings ? new RssSpreader(heap, d.rssRings) : null;
   }
 
-  txBurst(burst: Uint32Array, n: number): number {
+  txBurst(burst: Burst, n: number): number {
     if (this.rss !== null) return this.rssBurst(burst, n);
     const sent = this.ring.enqueueBurst(burst, n);
     // As DPDK's ring PMD: what a full ring refuses counts as tx errors (the caller still owns it).
@@ -103,7 +103,7 @@ class RingTxQueue implements TxQueue {
   }
 
   /** rss=1: every packet is taken; those their rx ring cannot hold are dropped (tx errors). */
-  private rssBurst(burst: Uint32Array, n: number): number {
+  private rssBurst(burst: Burst, n: number): number {
     const bytes = burstBytes(this.kernel, this.u32, burst, n);
     const dropped = this.rss!.spread(burst, n);
     this.f64[this.d.stats + TXQ_PACKETS] += n;
@@ -123,16 +123,17 @@ class RssSpreader {
   private readonly toeplitz = new Toeplitz();
   private readonly info = newHdrInfo();
   private readonly queueOf = new Uint16Array(512);
-  private readonly scratch = new Uint32Array(512);
+  private readonly scratch: Burst;
   private readonly mb: Mbufs;
 
   constructor(heap: Heap, rings: RingDescriptor[]) {
     this.rings = rings.map((r) => Ring.attach(heap, r));
     this.mb = new Mbufs(heap);
+    this.scratch = heap.burst(512);
   }
 
   /** @returns how many packets were dropped (and freed) for lack of room. */
-  spread(burst: Uint32Array, n: number): number {
+  spread(burst: Burst, n: number): number {
     const mb = this.mb;
     const nbq = this.rings.length;
     let dropped = 0;
@@ -257,7 +258,7 @@ class RingDriver implements EthDriver {
   close(): void {
     // Packets still in our rings belong to nobody else: return them to their pools.
     const mb = new Mbufs(this.ctx.heap);
-    const burst = new Uint32Array(64);
+    const burst = this.ctx.heap.scratch('net_ring close', 64);
     for (const r of this.owned) {
       for (let n; (n = r.dequeueBurst(burst, 64)) > 0; ) mb.freeBulk(burst, n);
     }

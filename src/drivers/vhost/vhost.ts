@@ -15,7 +15,7 @@ import { ArgError } from '../../errors.js';
 import { boolArg, intArg } from '../../ethdev/devargs.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats.js';
-import type { Heap } from '../../eal/heap.js';
+import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { Mempool } from '../../mem/mempool.js';
 import { listen, unlisten } from '../../vhost/in-process.js';
@@ -23,7 +23,7 @@ import { VhostDev } from '../../vhost/vhost-dev.js';
 import { VhostQueue, type VhostQueueDesc } from '../../vhost/vhost-queue.js';
 import { S_AVAIL_READS, S_BAD_CHAINS, S_CALLS, S_DROPS } from '../../vhost/vring-state.js';
 import { Feature, bit, rxVring, txVring, type Features } from '../../virtio/virtio-net.js';
-import type { FwdKernel } from '../../kernels/kernels.js';
+import type { FwdKernel } from '../../eal/kernels.js';
 import { burstBytes } from '../burst-bytes.js';
 import { vdevMac } from '../mac.js';
 
@@ -61,7 +61,7 @@ class VhostRxQueue implements RxQueue {
   }
 
   /** Failed allocations the vhost queue counts straight into the port's rx_nombuf (the queue's descriptor says where). */
-  rxBurst(burst: Uint32Array, n: number): number {
+  rxBurst(burst: Burst, n: number): number {
     const got = this.vq.dequeueBurst(this.pool, burst, n);
     if (got === 0) return 0;
     const f = this.f64;
@@ -96,7 +96,7 @@ class VhostTxQueue implements TxQueue {
   private readonly stats: number;
   private readonly kernel: FwdKernel | null;
 
-  txBurst(burst: Uint32Array, n: number): number {
+  txBurst(burst: Burst, n: number): number {
     const sent = this.vq.enqueueBurst(burst, n);
     const f = this.f64;
     // As DPDK's eth_vhost_tx: what the guest had no room for stays with the caller, counted.

@@ -15,16 +15,15 @@
 import type { QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
 import { TxReclaim, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
-import type { Heap } from '../../eal/heap.js';
+import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
-import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
+import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_USED_F_NO_NOTIFY, needEvent } from '../../virtio/virtio-net.js';
-import type { VhostKernel } from '../../kernels/kernels.js';
+import type { VhostKernel } from '../../eal/kernels.js';
 import { GPA_BASE, G_AVAIL_IDX, G_OLDEST, G_BAD_USED, G_FREE_HEAD, G_KICKS, G_LAST_USED, G_NUM_FREE, writeDesc, type GuestRingLayout } from './guest-ring.js';
 
-const H_SHIFT = MBUF_SHIFT - 1;
 /** Most descriptors in one indirect table (DPDK's VIRTIO_MAX_TX_INDIRECT). */
 export const IND_MAX = 8;
 
@@ -123,9 +122,9 @@ abstract class GuestQueue {
 
 export class VirtioRxQueue extends GuestQueue implements RxQueue {
   private readonly pool: Mempool;
-  private readonly sw: Uint32Array;
+  private readonly sw: Burst;
   private readonly free: Uint16Array;
-  private readonly refill: Uint32Array;
+  private readonly refill: Burst;
   private readonly heads: number;
 
   constructor(
@@ -134,7 +133,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
   ) {
     super(heap, d);
     this.pool = Mempool.attach(heap, { offset: d.pool });
-    this.sw = new Uint32Array(heap.buffer, d.ring.sw, d.ring.num);
+    this.sw = heap.burstAt(d.ring.sw, d.ring.num);
     this.heads = Math.floor(d.ring.num / d.segsPerBuf);
     this.free = new Uint16Array(heap.buffer, d.freeHeads, this.heads);
     this.refill = heap.scratch('virtio rx refill', d.ring.num);
@@ -162,7 +161,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     this.fill(1);
   }
 
-  rxBurst(burst: Uint32Array, n: number): number {
+  rxBurst(burst: Burst, n: number): number {
     const u16 = this.u16;
     const u32 = this.u32;
     const f = this.f64;
@@ -191,15 +190,15 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
       if (this.mrg && id < this.limit) {
         // The common case in one pass (the twin of the rxFast kernel): one buffer, one packet.
         const m = this.sw[id]!;
-        const hdr = u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(m << H_SHIFT) + H_DATA_OFF]! - NET_HDR_SIZE;
+        const hdr = u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(m << MBUF_HALF_SHIFT) + H_DATA_OFF]! - NET_HDR_SIZE;
         if (m !== 0 && len > NET_HDR_SIZE && len <= this.cap && u16[(hdr + HDR_NUM_BUFFERS) >>> 1] === 1) {
           this.sw[id] = 0;
           this.free[f[st + G_NUM_FREE]!] = id;
           f[st + G_NUM_FREE]++;
           const dataLen = len - NET_HDR_SIZE;
-          u16[(m << H_SHIFT) + H_DATA_LEN] = dataLen;
+          u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = dataLen;
           u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = dataLen;
-          u16[(m << H_SHIFT) + H_PORT] = this.port;
+          u16[(m << MBUF_HALF_SHIFT) + H_PORT] = this.port;
           burst[got++] = m;
           bytes += dataLen;
           i++;
@@ -268,7 +267,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
       return 0;
     }
     let pktLen = len - NET_HDR_SIZE;
-    u16[(m << H_SHIFT) + H_DATA_LEN] = pktLen;
+    u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = pktLen;
     let tail = m;
     for (let b = 1; b < nb; b++) {
       const e = (this.used + 4 + 8 * ((next + b - 1) & this.mask)) >>> 2;
@@ -280,15 +279,15 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
         return 0;
       }
       // Only the first buffer holds a header: the others are data from the buffer's start.
-      u16[(s << H_SHIFT) + H_DATA_OFF] -= NET_HDR_SIZE;
-      u16[(s << H_SHIFT) + H_DATA_LEN] = slen;
+      u16[(s << MBUF_HALF_SHIFT) + H_DATA_OFF] -= NET_HDR_SIZE;
+      u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN] = slen;
       u32[(tail << MBUF_WORD_SHIFT) + W_NEXT] = s;
       tail = s;
       pktLen += slen;
     }
     u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = pktLen;
-    u16[(m << H_SHIFT) + H_NB_SEGS] = nb;
-    u16[(m << H_SHIFT) + H_PORT] = this.port;
+    u16[(m << MBUF_HALF_SHIFT) + H_NB_SEGS] = nb;
+    u16[(m << MBUF_HALF_SHIFT) + H_PORT] = this.port;
     return m;
   }
 
@@ -323,7 +322,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     let tail = m;
     let nsegs = 1;
     const first = left < cap ? left : cap;
-    u16[(m << H_SHIFT) + H_DATA_LEN] = first - NET_HDR_SIZE;
+    u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = first - NET_HDR_SIZE;
     left -= first;
     for (let s = 1; s < k; s++) {
       const seg = this.refill[s]!;
@@ -332,16 +331,16 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
         continue;
       }
       const c = left < cap ? left : cap;
-      u16[(seg << H_SHIFT) + H_DATA_OFF] -= NET_HDR_SIZE;
-      u16[(seg << H_SHIFT) + H_DATA_LEN] = c;
+      u16[(seg << MBUF_HALF_SHIFT) + H_DATA_OFF] -= NET_HDR_SIZE;
+      u16[(seg << MBUF_HALF_SHIFT) + H_DATA_LEN] = c;
       u32[(tail << MBUF_WORD_SHIFT) + W_NEXT] = seg;
       tail = seg;
       nsegs++;
       left -= c;
     }
     u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = len - NET_HDR_SIZE;
-    u16[(m << H_SHIFT) + H_NB_SEGS] = nsegs;
-    u16[(m << H_SHIFT) + H_PORT] = this.port;
+    u16[(m << MBUF_HALF_SHIFT) + H_NB_SEGS] = nsegs;
+    u16[(m << MBUF_HALF_SHIFT) + H_PORT] = this.port;
     return m;
   }
 
@@ -398,10 +397,10 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
 }
 
 export class VirtioTxQueue extends GuestQueue implements TxQueue {
-  private readonly sw: Uint32Array;
+  private readonly sw: Burst;
   private readonly nextFree: Uint16Array;
   private readonly ndesc: Uint16Array;
-  private readonly stage: Uint32Array;
+  private readonly stage: Burst;
   private readonly reclaim: TxReclaim;
   private readonly txFreeThresh: number;
   private readonly indirect: boolean;
@@ -415,7 +414,7 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
   ) {
     super(heap, d);
     const num = d.ring.num;
-    this.sw = new Uint32Array(heap.buffer, d.ring.sw, num);
+    this.sw = heap.burstAt(d.ring.sw, num);
     this.nextFree = new Uint16Array(heap.buffer, d.nextFree, num);
     this.ndesc = new Uint16Array(heap.buffer, d.ndesc, num);
     this.stage = heap.scratch('virtio tx reclaim', num);
@@ -437,7 +436,7 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     this.f64[this.st + G_OLDEST] = 0;
   }
 
-  txBurst(burst: Uint32Array, n: number): number {
+  txBurst(burst: Burst, n: number): number {
     const u16 = this.u16;
     const u32 = this.u32;
     const f = this.f64;
@@ -467,8 +466,8 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     const counted = sent;
     for (; sent < n; sent++) {
       const m = burst[sent]!;
-      const segs = u16[(m << H_SHIFT) + H_NB_SEGS]!;
-      const canPush = u16[(m << H_SHIFT) + H_REFCNT] === 1 && mb.isDirect(m) && mb.headroom(m) >= NET_HDR_SIZE;
+      const segs = u16[(m << MBUF_HALF_SHIFT) + H_NB_SEGS]!;
+      const canPush = u16[(m << MBUF_HALF_SHIFT) + H_REFCNT] === 1 && mb.isDirect(m) && mb.headroom(m) >= NET_HDR_SIZE;
       const bufs = segs + (canPush ? 0 : 1);
       const ind = this.indirect && bufs > 1 && bufs <= IND_MAX;
       const need = ind ? 1 : bufs;
@@ -524,7 +523,7 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     }
     for (let s = m; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
       let addr = mb.mtod(s);
-      let len = u16[(s << H_SHIFT) + H_DATA_LEN]!;
+      let len = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
       if (canPush && s === m) {
         addr -= NET_HDR_SIZE;
         len += NET_HDR_SIZE;

@@ -1,7 +1,8 @@
 // Per-burst work of drivers and forwarding engines on packet metadata and
 // headers: one call per burst, in place in the shared heap. Each has a
 // TypeScript twin in the module that calls it (see the comments).
-import { copyBytes } from './copy';
+import { RXQ_STAT_BYTES as Q_BYTES, RXQ_STAT_PACKETS as Q_PACKETS } from '../../ethdev/stats-layout.as';
+import { copyBytes } from '../../mem/copy.as';
 import {
   MBUF_SHIFT,
   M_BUF_ADDR,
@@ -12,38 +13,15 @@ import {
   M_OL_FLAGS_HI,
   M_PKT_LEN,
   M_PORT,
+  M_TIMESTAMP,
+  M_TSO_SEGSZ,
   M_TX_OFFLOAD,
   M_VLAN_TCI,
   M_VLAN_TCI_OUTER,
-  M_TIMESTAMP,
   OL_RX_TIMESTAMP,
-  Q_BYTES,
-  Q_PACKETS,
-} from './layout';
+} from '../../mem/mbuf-layout.as';
 
-export const layoutMPktLen: u32 = M_PKT_LEN;
-export const layoutMDataLen: u32 = M_DATA_LEN;
-export const layoutMPort: u32 = M_PORT;
-export const layoutMOlFlags: u32 = M_OL_FLAGS;
-export const layoutMTxOffload: u32 = M_TX_OFFLOAD;
-export const layoutMVlanTci: u32 = M_VLAN_TCI;
-export const layoutMVlanTciOuter: u32 = M_VLAN_TCI_OUTER;
-export const layoutMBufAddr: u32 = M_BUF_ADDR;
-export const layoutMBufLen: u32 = M_BUF_LEN;
-export const layoutMTimestamp: u32 = M_TIMESTAMP;
-export const layoutOlRxTimestamp: u32 = OL_RX_TIMESTAMP;
-
-/** Rx metadata fill (net_null rx; twin: NullRxQueue.rxBurst): every packet `len` bytes from `port`. */
-export function rxFill(objs: u32, n: u32, len: u32, port: u32): void {
-  for (let i: u32 = 0; i < n; i++) {
-    const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
-    store<u32>(r, len, M_PKT_LEN);
-    store<u16>(r, <u16>len, M_DATA_LEN);
-    store<u16>(r, <u16>port, M_PORT);
-  }
-}
-
-/** Total pktLen of a burst (tx byte counters; twin: NullTxQueue.txBurst). */
+/** Total pktLen of a burst (tx byte counters; twin: burstBytes in src/drivers/burst-bytes.ts). */
 export function pktLenSum(objs: u32, n: u32): u32 {
   let sum: u32 = 0;
   for (let i: u32 = 0; i < n; i++) sum += load<u32>(load<u32>(objs + (i << 2)) << MBUF_SHIFT, M_PKT_LEN);
@@ -252,27 +230,6 @@ export function txonlyFill(
   return ipVar;
 }
 
-/**
- * net_null copy=1 rx (twin: NullRxQueue.rxBurst): copies `len` bytes from
- * `src` into each packet's data (wasm's copies are 3× faster here than
- * copyWithin on shared memory).
- */
-export function copyIn(objs: u32, n: u32, src: u32, len: u32): void {
-  for (let i: u32 = 0; i < n; i++) copyBytes(dataAddr(load<u32>(objs + (i << 2)) << MBUF_SHIFT), src, len);
-}
-
-/**
- * net_null copy=1 tx (twin: NullTxQueue.txBurst): copies the first
- * min(dataLen, len) bytes of each packet to `dst`.
- */
-export function copyOut(objs: u32, n: u32, dst: u32, len: u32): void {
-  for (let i: u32 = 0; i < n; i++) {
-    const r = load<u32>(objs + (i << 2)) << MBUF_SHIFT;
-    const dl = <u32>load<u16>(r, M_DATA_LEN);
-    copyBytes(dst, dataAddr(r), dl < len ? dl : len);
-  }
-}
-
 // ---- 5tswap (twin: fwd/5tswap.ts) ----------------------------------------
 // The parse is parseHeaders' (src/net/headers.ts), branch for branch: every
 // length is checked against the first segment's dataLen and the IP length
@@ -433,8 +390,6 @@ const IPV4_MF_FLAG: u32 = 0x2000;
 const UDP_CKSUM: u32 = 6;
 const TCP_CKSUM: u32 = 16;
 const IPV4_CKSUM: u32 = 10;
-/** The tso_segsz field (mbuf-layout.ts H_TSO_SEGSZ × 2). */
-const M_TSO_SEGSZ: u32 = 36;
 /** Stream counters FS_RX_BAD_IP_CSUM / FS_RX_BAD_L4_CSUM (engine.ts), as byte offsets from the stream's slot. */
 const FS_RX_BAD_IP_CSUM_OFF: u32 = 3 * 8;
 const FS_RX_BAD_L4_CSUM_OFF: u32 = 4 * 8;

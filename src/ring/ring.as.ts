@@ -1,10 +1,10 @@
 // rte_ring's multi-producer / multi-consumer bulk operations on a Ring in
-// the shared heap (twin: src/ring/ring.ts enqueue/dequeue), for the mempool
-// kernels' cache refill and flush. Same protocol as the TypeScript side:
+// the shared heap (twin: Ring.enqueueBulk / dequeueBulk in ring.ts), for the
+// mempool kernels' cache refill and flush. Same protocol as the TypeScript side:
 // reserve with a compare-and-swap on the head, copy the slots with plain
 // accesses, wait for earlier reservations to publish, publish the tail with
 // a sequentially consistent store. Both sides may work on one ring at once.
-import { RING_CAPACITY, RING_CONS_HEAD, RING_CONS_TAIL, RING_MASK, RING_PROD_HEAD, RING_PROD_TAIL, RING_SLOTS } from './layout';
+import { RING_CAPACITY, RING_CONS_HEAD, RING_CONS_TAIL, RING_MASK, RING_PROD_HEAD, RING_PROD_TAIL, RING_SLOTS } from './ring-layout.as';
 
 /** Spins before sleeping a few microseconds on a tail (the waited-for thread may be descheduled). */
 const SPINS_BEFORE_YIELD: u32 = 512;

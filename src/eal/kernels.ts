@@ -1,9 +1,18 @@
 /**
  * The WebAssembly kernels: per-burst work that runs on the heap's shared
- * memory in place, one call per burst (a call per packet costs more than the
- * work it saves). Each thread instantiates them once over its
- * heap; each kernel keeps a TypeScript twin in the module that calls it, and
- * `datapath: 'ts'` runs the twins alone (to measure what wasm buys).
+ * memory in place. Every `*.as.ts` of the tree is built into one module
+ * (scripts/build-kernels.js says why one); each thread instantiates it once
+ * over its heap (Heap.kernels), as every DPDK lcore runs the same code over
+ * the same hugepages.
+ *
+ * An owner takes its kernels by export name when a queue, pool or engine is
+ * set up, typed by its own interface (an ops object whose other implementation
+ * is the TypeScript twin beside the kernel), so which one runs is decided
+ * once, never per call:
+ *
+ *     const ops: NullOps = k ? { rx: k.fn('nullRx'), tx: k.fn('nullTx') } : nullTwin(...);
+ *
+ * `datapath: 'ts'` gives a heap without kernels: everything runs the twins.
  */
 import { readFileSync } from 'node:fs';
 import { DpkitError } from '../errors.js';
@@ -12,18 +21,10 @@ import { packageRoot } from '../package.js';
 /** Which implementation a thread's data path uses. */
 export type Datapath = 'wasm' | 'ts';
 
-export interface MbufKernel {
-  /** See src/kernels/as/mbuf.ts. Offsets are heap byte offsets. */
-  getBulk(pool: number, lcore: number, objs: number, n: number): number;
-  putBulk(pool: number, lcore: number, objs: number, n: number): number;
-  allocBulk(pool: number, lcore: number, objs: number, n: number): number;
-  /** Packets freed, or a negative number (FREE_REFUSED | index as i32) when a pool's ring refused a put. */
-  freeBulk(objs: number, n: number, lcore: number, pending: number): number;
-  nullRx(pool: number, lcore: number, objs: number, n: number, len: number, port: number, stats: number): number;
-  nullTx(objs: number, n: number, lcore: number, stats: number, pending: number): number;
-}
+/** A kernel as JavaScript sees it: u32 arguments (heap byte offsets, counts), a u32 result. */
+export type KernelFn = (...args: number[]) => number;
 
-/** See src/kernels/as/vhost.ts. Offsets are heap byte offsets. */
+/** See src/kernels/as/vhost.as.ts. Offsets are heap byte offsets. (Moves beside src/vhost and src/drivers/virtio with its kernels.) */
 export interface VhostKernel {
   enqueueFast(mbufs: number, n: number, desc: number, availRing: number, usedRing: number, mask: number, num: number, lastAvail: number, usedIdx: number, avail: number, table: number, perPacket: number, dsts: number): number;
   rxFast(burst: number, n: number, usedRing: number, mask: number, lastUsed: number, ready: number, sw: number, limit: number, free: number, numFree: number, cap: number, port: number, stats: number): number;
@@ -35,17 +36,14 @@ export interface VhostKernel {
 
 export type MacswapKernelFn = (objs: number, n: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number, setVlan: number, setQinq: number) => void;
 
+/** See src/kernels/as/fwd.as.ts. (Moves beside src/fwd and the drivers with its kernels.) */
 export interface FwdKernel {
-  /** See src/kernels/as/fwd.ts. */
-  rxFill(objs: number, n: number, len: number, port: number): void;
   pktLenSum(objs: number, n: number): number;
   macswap: MacswapKernelFn;
   macswapOfl: MacswapKernelFn;
   macswapInterleave: MacswapKernelFn;
   /** 5tswap (twin: fwd/5tswap.ts); the arguments are macswap's. */
   fiveTupleSwap: MacswapKernelFn;
-  copyIn(objs: number, n: number, src: number, len: number): void;
-  copyOut(objs: number, n: number, dst: number, len: number): void;
   /** net_pcap infinite_rx (twin: PcapRxQueue's replay loop). */
   pcapReplay(objs: number, n: number, table: number, count: number, cursor: number, port: number, room: number, stats: number): number;
   /** vhost's copies for a burst: (dst, src, len) triples (twin: src/vhost/copy-list.ts). */
@@ -71,61 +69,69 @@ export interface FwdKernel {
   ): number;
 }
 
-/** net_nicsim's hardware (src/kernels/as/nicsim.ts; twin: nicsimXmitTs in drivers/nicsim/hw.ts). */
+/** net_nicsim's hardware (src/kernels/as/nicsim.as.ts; twin: nicsimXmitTs in drivers/nicsim/hw.ts). */
 export interface NicsimKernel {
   /** Offsets are heap byte offsets of queue blocks; `rxq` 0 means the cable's other end is down. */
   nicsimXmit(txq: number, rxq: number, budget: number): number;
 }
 
-export interface Kernels {
-  readonly mbuf: MbufKernel;
-  readonly fwd: FwdKernel;
-  readonly vhost: VhostKernel;
-  readonly nicsim: NicsimKernel;
-  /** Layout values the kernels were compiled with, checked by tests against the TypeScript side. */
-  readonly layout: Readonly<Record<string, number>>;
-}
-
-/** The kernels could not be loaded: not built, or built for another layout. */
+/** The kernels could not be loaded: not built, or built from other sources. */
 export class KernelError extends DpkitError {
   constructor(message: string) {
     super('EKERNEL', message);
   }
 }
 
-const modules = new Map<string, WebAssembly.Module>();
+/** The one kernel module, instantiated over one heap's memory. */
+export class Kernels {
+  /**
+   * Kernels not yet beside their owners, as the groups their callers use.
+   * They are all views of the same exports; an owner that takes its kernels
+   * with `fn` needs none of them.
+   */
+  readonly fwd: FwdKernel;
+  readonly vhost: VhostKernel;
+  readonly nicsim: NicsimKernel;
+  /** The `layout…` globals: each record file's layout id the module was compiled with (test/eal/layout.test.ts). */
+  readonly layout: Readonly<Record<string, number>>;
 
-function compile(name: string): WebAssembly.Module {
-  let mod = modules.get(name);
-  if (!mod) {
-    const file = new URL(`build/kernels/${name}.wasm`, packageRoot());
+  constructor(private readonly exports: Readonly<Record<string, unknown>>) {
+    const layout: Record<string, number> = {};
+    for (const [k, v] of Object.entries(exports)) {
+      if (k.startsWith('layout')) layout[k] = (v as { value: number }).value >>> 0; // u32 globals read as i32
+    }
+    this.layout = layout;
+    this.fwd = exports as unknown as FwdKernel;
+    this.vhost = exports as unknown as VhostKernel;
+    this.nicsim = exports as unknown as NicsimKernel;
+  }
+
+  /**
+   * The kernel exported as `name`, for an owner's ops object (typed there).
+   * Throws KernelError when the module has no such export (a stale build).
+   */
+  fn(name: string): KernelFn {
+    const f = this.exports[name];
+    if (typeof f !== 'function') throw new KernelError(`kernel ${name}: not in ${WASM}; run \`npm run build\``);
+    return f as KernelFn;
+  }
+}
+
+const WASM = 'build/kernels/dpkit.wasm';
+/** One compile per thread; every heap of the thread instantiates it. */
+let compiled: WebAssembly.Module | undefined;
+
+/** Instantiates the kernel module over `memory` (synchronous: the module is small). */
+export function loadKernels(memory: WebAssembly.Memory): Kernels {
+  if (!compiled) {
+    const file = new URL(WASM, packageRoot());
     let bytes: Buffer;
     try {
       bytes = readFileSync(file);
     } catch {
-      throw new KernelError(`kernel ${name}: ${file.pathname} not found: run \`npm run build\` (or use datapath ts)`);
+      throw new KernelError(`kernels: ${file.pathname} not found: run \`npm run build\` (or use datapath ts)`);
     }
-    mod = new WebAssembly.Module(bytes);
-    modules.set(name, mod);
+    compiled = new WebAssembly.Module(bytes);
   }
-  return mod;
-}
-
-/** Instantiates every kernel over `memory` (synchronous: the modules are tiny). */
-export function loadKernels(memory: WebAssembly.Memory): Kernels {
-  const layout: Record<string, number> = {};
-  const instance = (name: string) => {
-    const exports = new WebAssembly.Instance(compile(name), { env: { memory } }).exports;
-    for (const [k, v] of Object.entries(exports)) {
-      if (k.startsWith('layout')) layout[k] = (v as { value: number }).value;
-    }
-    return exports;
-  };
-  return {
-    mbuf: instance('mbuf') as unknown as MbufKernel,
-    fwd: instance('fwd') as unknown as FwdKernel,
-    vhost: instance('vhost') as unknown as VhostKernel,
-    nicsim: instance('nicsim') as unknown as NicsimKernel,
-    layout,
-  };
+  return new Kernels(new WebAssembly.Instance(compiled, { env: { memory } }).exports);
 }

@@ -4,7 +4,7 @@
 // protocol; test/kernels/nicsim-kernel.test.ts compares them byte for byte).
 // The layout mirrors src/drivers/nicsim/layout.ts, in bytes.
 
-import { copyBytes } from './copy';
+import { copyBytes } from '../../mem/copy.as';
 
 /** Descriptor words, as byte offsets. */
 const TXD_ADDR: u32 = 0;

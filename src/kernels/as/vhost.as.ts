@@ -2,8 +2,9 @@
 // the link. Each kernel does the packets that take the common path and stops
 // at the first that does not; TypeScript (the twins named below) does that
 // one the general way, checks and all, and calls again.
-import { copyBytes } from './copy';
-import { MBUF_SHIFT, M_BUF_ADDR, M_DATA_LEN, M_DATA_OFF, M_NB_SEGS, M_NEXT, M_OL_FLAGS_HI, M_PKT_LEN, M_PORT, M_REFCNT, OL_HI_INDIRECT, Q_BYTES, Q_PACKETS } from './layout';
+import { RXQ_STAT_BYTES as Q_BYTES, RXQ_STAT_PACKETS as Q_PACKETS } from '../../ethdev/stats-layout.as';
+import { copyBytes } from '../../mem/copy.as';
+import { MBUF_SHIFT, M_BUF_ADDR, M_DATA_LEN, M_DATA_OFF, M_NB_SEGS, M_NEXT, M_OL_FLAGS_HI, M_PKT_LEN, M_PORT, M_REFCNT, OL_HI_INDIRECT } from '../../mem/mbuf-layout.as';
 
 /** virtio-net header bytes (VERSION_1) and where num_buffers sits in it. */
 const NET_HDR_SIZE: u32 = 12;
