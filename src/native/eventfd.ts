@@ -7,19 +7,14 @@
  *
  * Thread-safety: any thread may write or read; the kernel keeps the counter atomic.
  */
-import { requireNative, typedError } from './native.js';
+import { requireNative } from './native.js';
 
 /**
  * eventfd(2) with counter `initial`. In `semaphore` mode each read takes 1
  * from the counter instead of all of it.
  */
 export function eventfdCreate(initial = 0, opts: { semaphore?: boolean } = {}): number {
-  const shim = requireNative('eventfd');
-  try {
-    return shim.eventfdCreate(initial, opts.semaphore ?? false);
-  } catch (e) {
-    throw typedError(e);
-  }
+  return requireNative('eventfd').eventfdCreate(initial, opts.semaphore ?? false);
 }
 
 /**
@@ -28,12 +23,7 @@ export function eventfdCreate(initial = 0, opts: { semaphore?: boolean } = {}): 
  * @throws NativeError (EBADF, or EINVAL for an fd that is not an eventfd).
  */
 export function eventfdRead(fd: number): number {
-  const shim = requireNative('eventfd');
-  try {
-    return shim.eventfdRead(fd);
-  } catch (e) {
-    throw typedError(e);
-  }
+  return requireNative('eventfd').eventfdRead(fd);
 }
 
 /**
@@ -41,10 +31,5 @@ export function eventfdRead(fd: number): number {
  * @returns true, or false when the counter would pass 2^64 - 2 (the reader is gone).
  */
 export function eventfdWrite(fd: number, add = 1): boolean {
-  const shim = requireNative('eventfd');
-  try {
-    return shim.eventfdWrite(fd, add);
-  } catch (e) {
-    throw typedError(e);
-  }
+  return requireNative('eventfd').eventfdWrite(fd, add);
 }

@@ -20,7 +20,7 @@
  */
 import { ArgError } from '../errors.js';
 import type { MemoryProvider } from '../eal/heap.js';
-import { MapRefusedError, requireNative, typedError } from './native.js';
+import { MapRefusedError, requireNative } from './native.js';
 
 /** Where a peer's fd goes: `length` bytes from `fdOffset` of `fd`, at heap byte `offset`. */
 export interface Window {
@@ -48,12 +48,7 @@ export function pageSize(): number {
  * @throws NativeError (memfd_create, ftruncate) naming `name`.
  */
 export function memfdCreate(name: string, size: number, opts: { sealSize?: boolean } = {}): number {
-  const shim = requireNative(`memfd ${name}`);
-  try {
-    return shim.memfdCreate(name, size, opts.sealSize ?? false);
-  } catch (e) {
-    throw typedError(e);
-  }
+  return requireNative(`memfd ${name}`).memfdCreate(name, size, opts.sealSize ?? false);
 }
 
 /**
@@ -73,12 +68,7 @@ export function memfdCreate(name: string, size: number, opts: { sealSize?: boole
  * windows, or `fd` is smaller than the memory; NativeError when fstat, mmap or mremap fails.
  */
 export function backMemory(memory: WebAssembly.Memory, fd: number): void {
-  const shim = requireNative('memfd-backed heap');
-  try {
-    shim.backMemory(sharedBuffer(memory, 'backMemory'), fd);
-  } catch (e) {
-    throw typedError(e);
-  }
+  requireNative('memfd-backed heap').backMemory(sharedBuffer(memory, 'backMemory'), fd);
 }
 
 /**
@@ -87,7 +77,9 @@ export function backMemory(memory: WebAssembly.Memory, fd: number): void {
  * typed arrays, every worker's) reads and writes the peer's pages in place.
  * The caller reserves the range first (heap.reserve with pageSize() alignment)
  * so nothing else lives there; what was there is hidden until unmapWindow.
- * `fd` may be closed right after: the mapping keeps the file.
+ * `fd` may be closed right after: the mapping keeps the file. While a window
+ * is mapped the shim holds the memory's backing store, so its addresses are
+ * never freed and reused under the mapping: unmap windows at teardown.
  *
  * A peer that can shrink the file under the mapping makes the next access
  * fault (SIGBUS): map only sealed fds (memfdCreate's sealSize) or peers you trust.
@@ -98,12 +90,7 @@ export function backMemory(memory: WebAssembly.Memory, fd: number): void {
  * NativeError when fstat or mmap fails (EBADF, EACCES for a read-only fd...).
  */
 export function mapWindow(memory: WebAssembly.Memory, w: Window): void {
-  const shim = requireNative('mmap window');
-  try {
-    shim.mapWindow(sharedBuffer(memory, 'mapWindow'), w.offset, w.length, w.fd, w.fdOffset ?? 0);
-  } catch (e) {
-    throw typedError(e);
-  }
+  requireNative('mmap window').mapWindow(sharedBuffer(memory, 'mapWindow'), w.offset, w.length, w.fd, w.fdOffset ?? 0);
 }
 
 /**
@@ -113,12 +100,7 @@ export function mapWindow(memory: WebAssembly.Memory, w: Window): void {
  * @throws MapRefusedError when no such window is mapped in this memory.
  */
 export function unmapWindow(memory: WebAssembly.Memory, w: Pick<Window, 'offset' | 'length'>): void {
-  const shim = requireNative('mmap window');
-  try {
-    shim.unmapWindow(sharedBuffer(memory, 'unmapWindow'), w.offset, w.length);
-  } catch (e) {
-    throw typedError(e);
-  }
+  requireNative('mmap window').unmapWindow(sharedBuffer(memory, 'unmapWindow'), w.offset, w.length);
 }
 
 /**

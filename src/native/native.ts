@@ -18,7 +18,11 @@ import { createRequire } from 'node:module';
 import { DpkitError } from '../errors.js';
 import { packageRoot } from '../package.js';
 
-/** What native/build/Release/dpkit_native.node exports; see the typed wrappers for contracts. */
+/**
+ * What native/build/Release/dpkit_native.node exports, each function throwing
+ * NativeError / MapRefusedError (TypeError for a wrong argument type); the
+ * contracts are on the wrappers in memory.ts, unix.ts, eventfd.ts, watch.ts.
+ */
 export interface NativeShim {
   /** Pins the calling thread to these CPUs (sched_setaffinity). */
   setAffinity(cpus: number[]): void;
@@ -91,6 +95,24 @@ export function typedError(e: unknown): unknown {
   return e;
 }
 
+/** The addon with every function's errors turned into the typed ones, once, at load. */
+function typed(addon: Record<string, unknown>): NativeShim {
+  const shim: Record<string, unknown> = {};
+  for (const [name, f] of Object.entries(addon)) {
+    if (typeof f !== 'function') shim[name] = f;
+    else
+      shim[name] = function (): unknown {
+        try {
+          // apply with `arguments` passes them on without making an array.
+          return (f as (...a: unknown[]) => unknown).apply(undefined, arguments as unknown as unknown[]);
+        } catch (e) {
+          throw typedError(e);
+        }
+      };
+  }
+  return shim as unknown as NativeShim;
+}
+
 let loaded: NativeShim | undefined;
 let reason: string | undefined;
 
@@ -103,7 +125,7 @@ export function native(): NativeShim | undefined {
   }
   const root = packageRoot();
   try {
-    loaded = createRequire(root)(new URL('native/build/Release/dpkit_native.node', root).pathname) as NativeShim;
+    loaded = typed(createRequire(root)(new URL('native/build/Release/dpkit_native.node', root).pathname) as Record<string, unknown>);
   } catch (e) {
     let status = '';
     try {

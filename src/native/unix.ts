@@ -13,7 +13,7 @@
  * Thread-safety: a socket fd may be used from any thread, but one socket's
  * reads (or writes) should stay on one thread, as for any stream.
  */
-import { requireNative, typedError } from './native.js';
+import { requireNative } from './native.js';
 
 /** `stream`: SOCK_STREAM (vhost-user, memif); `seqpacket`: SOCK_SEQPACKET, message boundaries kept (telemetry v2). */
 export type UnixSocketType = 'stream' | 'seqpacket';
@@ -49,22 +49,12 @@ export function abstractName(name: string): string {
  * @returns the listening fd: watch it READABLE, then unixAccept until -1.
  */
 export function unixListen(path: string, type: UnixSocketType, backlog = 16): number {
-  const shim = requireNative(`unix socket ${shown(path)}`);
-  try {
-    return shim.unixListen(path, type, backlog);
-  } catch (e) {
-    throw typedError(e);
-  }
+  return requireNative(`unix socket ${shown(path)}`).unixListen(path, type, backlog);
 }
 
 /** accept4: the new connection's fd, or -1 when none is pending. */
 export function unixAccept(listenFd: number): number {
-  const shim = requireNative('unix socket accept');
-  try {
-    return shim.unixAccept(listenFd);
-  } catch (e) {
-    throw typedError(e);
-  }
+  return requireNative('unix socket accept').unixAccept(listenFd);
 }
 
 /**
@@ -73,12 +63,7 @@ export function unixAccept(listenFd: number): number {
  * listener's backlog is full (retry later).
  */
 export function unixConnect(path: string, type: UnixSocketType): number {
-  const shim = requireNative(`unix socket ${shown(path)}`);
-  try {
-    return shim.unixConnect(path, type);
-  } catch (e) {
-    throw typedError(e);
-  }
+  return requireNative(`unix socket ${shown(path)}`).unixConnect(path, type);
 }
 
 /**
@@ -90,12 +75,7 @@ export function unixConnect(path: string, type: UnixSocketType): number {
  * A seqpacket message is sent whole or not at all.
  */
 export function sendMsg(fd: number, bytes: Uint8Array, fds: readonly number[] = []): number {
-  const shim = requireNative('unix socket sendmsg');
-  try {
-    return shim.sendMsg(fd, bytes, fds);
-  } catch (e) {
-    throw typedError(e);
-  }
+  return requireNative('unix socket sendmsg').sendMsg(fd, bytes, fds);
 }
 
 /**
@@ -105,12 +85,7 @@ export function sendMsg(fd: number, bytes: Uint8Array, fds: readonly number[] = 
  * @returns the message, or null when nothing is pending.
  */
 export function recvMsg(fd: number, into: Uint8Array): Received | null {
-  const shim = requireNative('unix socket recvmsg');
-  try {
-    return shim.recvMsg(fd, into);
-  } catch (e) {
-    throw typedError(e);
-  }
+  return requireNative('unix socket recvmsg').recvMsg(fd, into);
 }
 
 function shown(path: string): string {

@@ -9,7 +9,7 @@
  * unwatch (or closeFd) lets it go. A worker that exits closes its watches.
  * The callback runs as any I/O callback does: a throw is an uncaught exception.
  */
-import { requireNative, typedError } from './native.js';
+import { requireNative } from './native.js';
 
 /** The fd has bytes (or a connection, or EOF) to read. */
 export const READABLE = 1;
@@ -32,22 +32,12 @@ export const ERROR = 16;
  * regular file, EEXIST for an fd Node itself already watches (a net socket).
  */
 export function watch(fd: number, onReady: (events: number) => void, events = READABLE): void {
-  const shim = requireNative('fd watch');
-  try {
-    shim.watch(fd, events, onReady);
-  } catch (e) {
-    throw typedError(e);
-  }
+  requireNative('fd watch').watch(fd, events, onReady);
 }
 
 /** Stops this thread's watch of `fd`. @returns whether there was one (so a second call is harmless). */
 export function unwatch(fd: number): boolean {
-  const shim = requireNative('fd watch');
-  try {
-    return shim.unwatch(fd);
-  } catch (e) {
-    throw typedError(e);
-  }
+  return requireNative('fd watch').unwatch(fd);
 }
 
 /**
@@ -59,10 +49,5 @@ export function unwatch(fd: number): boolean {
  * @throws NativeError (EBADF).
  */
 export function closeFd(fd: number): void {
-  const shim = requireNative('close');
-  try {
-    shim.close(fd);
-  } catch (e) {
-    throw typedError(e);
-  }
+  requireNative('close').close(fd);
 }
