@@ -3,9 +3,17 @@
 #include <napi.h>
 
 #include "affinity.h"
+#include "eventfd.h"
+#include "memory.h"
+#include "unix.h"
+#include "watch.h"
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   dpkit::InitAffinity(env, exports);
+  dpkit::InitMemory(env, exports);
+  dpkit::InitUnix(env, exports);
+  dpkit::InitEventfd(env, exports);
+  dpkit::InitWatch(env, exports);
   return exports;
 }
 
