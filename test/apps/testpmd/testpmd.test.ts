@@ -15,7 +15,7 @@ it('reports a leaked mbuf at close as an error naming the pool and the count', (
 
 it('closes with the pool full when everything came back, after forwarding on a worker lcore', async () => {
   const pmd = new Testpmd(parseTestpmdArgs(['--vdev', 'net_ring0', '--vdev', 'net_ring1', '--', '--total-num-mbufs=4096']), quiet);
-  pmd.start(1); // tx_first: packets circulate in the rings
+  await pmd.start(1); // tx_first: packets circulate in the rings
   await new Promise((r) => setTimeout(r, 300));
   const text = await pmd.stop();
   assert.match(text, /Accumulated forward statistics/);
