@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseTestpmdArgs } from '../../../src/apps/testpmd/options.js';
 import { Testpmd } from '../../../src/apps/testpmd/testpmd.js';
 import { frame, packets, readCapture, writeCapture } from '../../pcap/captures.js';
-import { testpmd as run } from './run.js';
+import { testpmd as run, THREE_LCORES } from './run.js';
 
 const TSHARK = existsSync('/usr/bin/tshark');
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
@@ -55,7 +55,7 @@ describe('testpmd on net_pcap', () => {
     writeCapture(path('qa.pcap'), packets(Array(100).fill(64)));
     writeCapture(path('qb.pcap'), packets(Array(50).fill(1000), 1_800_000_000));
     const r = testpmd([
-      '-l', '0-2',
+      ...THREE_LCORES,
       '--vdev', `net_pcap0,rx_pcap=${path('qa.pcap')},rx_pcap=${path('qb.pcap')}`,
       '--vdev', `net_pcap1,tx_pcap=${path('qc.pcap')},tx_pcap=${path('qd.pcap')}`,
       '--', '--rxq=2', '--txq=2', '--nb-cores=2', '--total-num-mbufs=8192', '--json',

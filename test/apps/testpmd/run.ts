@@ -6,9 +6,17 @@
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { allowedCpus, detectedCpus } from '../../../src/eal/affinity.js';
+import { formatCoreList } from '../../../src/apps/testpmd/options.js';
 
 export const DPKIT = fileURLToPath(new URL('../../../bin/dpkit.js', import.meta.url));
 if (!existsSync(new URL('../../../dist/src/cli/dpkit.js', import.meta.url))) throw new Error('dist/ is not built: run the tests with `npm test` (it builds dist first)');
+
+/**
+ * Three lcores (a main and two forwarding) on any machine, as EAL takes more
+ * lcores than CPUs: --lcores with @, on the CPUs this process may use.
+ */
+export const THREE_LCORES = ['--lcores', `(0-2)@(${formatCoreList(allowedCpus() ?? detectedCpus())})`];
 
 export interface TestpmdRun {
   code: number | null;

@@ -26,7 +26,7 @@ it('closes with the pool full when everything came back, after forwarding on a w
 
 it("prints `show config fwd` as testpmd does: chained topology, 3 streams over 2 lcores", () => {
   const pmd = new Testpmd(
-    parseTestpmdArgs(['-l', '0-2', '--vdev', 'net_null0', '--vdev', 'net_null1', '--vdev', 'net_null2', '--', '--port-topology=chained', '--nb-cores=2', '--total-num-mbufs=4096']),
+    parseTestpmdArgs(['-l', '0-2', '--vdev', 'net_null0', '--vdev', 'net_null1', '--vdev', 'net_null2', '--', '--port-topology=chained', '--nb-cores=2', '--total-num-mbufs=4096'], [0, 1, 2, 3]),
     quiet,
   );
   assert.equal(
