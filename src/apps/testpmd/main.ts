@@ -42,7 +42,7 @@ export async function testpmdMain(argv: string[]): Promise<number> {
   let failure: unknown;
   try {
     await pmd.start(opts.txFirst ? opts.txFirstBursts : 0);
-    const reason = await Promise.race([untilStopped(pmd, opts, log, out), pmd.failed()]);
+    const reason = await untilStopped(pmd, opts, log, out);
     if (reason) log(reason);
   } catch (e) {
     failure = e;
@@ -96,11 +96,12 @@ export async function testpmdMain(argv: string[]): Promise<number> {
  * --duration elapsed, every capture read to its end, or end of stdin when
  * nothing else would end the run (no --stats-period, no --duration).
  * @returns the line to print about why it stopped ('' for none).
+ * @throws the LcoreError of an lcore that failed meanwhile (its timers cleared all the same).
  */
 async function untilStopped(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) => void, out: NodeJS.WriteStream): Promise<string> {
   let watch: NodeJS.Timeout | undefined;
   let periodic: NodeJS.Timeout | undefined;
-  const reason = await new Promise<string>((resolve) => {
+  const stopped = new Promise<string>((resolve) => {
     // Captures read to their end: nothing more will arrive, stop as --duration would.
     watch = setInterval(() => pmd.inputEnded() && resolve('\nEnd of input on every port (capture files read to their end), stopping forwarding.'), 20);
     const onSignal = (sig: NodeJS.Signals) => resolve(`\nSignal ${sig === 'SIGINT' ? 2 : 15} received, preparing to exit...`);
@@ -125,7 +126,10 @@ async function untilStopped(pmd: Testpmd, opts: TestpmdOptions, log: (line: stri
       }, opts.statsPeriod * 1000);
     }
   });
-  clearInterval(periodic);
-  clearInterval(watch);
-  return reason;
+  try {
+    return await Promise.race([stopped, pmd.failed()]);
+  } finally {
+    clearInterval(periodic);
+    clearInterval(watch);
+  }
 }

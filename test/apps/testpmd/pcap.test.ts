@@ -118,6 +118,16 @@ describe('testpmd on net_pcap', () => {
     assert.doesNotMatch(r.stderr, /\(node:\d+\)|Warning/);
   });
 
+  it('stops with exit 1 naming the lcore and the record when a capture turns out malformed while forwarding', () => {
+    writeCapture(path('ok3.pcap'), packets([64, 64, 64]));
+    const b = readFileSync(path('ok3.pcap'));
+    b.writeUInt32LE(0x7fffffff, 24 + 80 + 8); // the second record's caplen: larger than any snaplen
+    writeFileSync(path('corrupt.pcap'), b);
+    const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${path('corrupt.pcap')}`, '--vdev', 'net_null1', '--', '--total-num-mbufs=8192', '--stats-period=1']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^dpkit: lcore 1: .*corrupt\.pcap: offset 104: record caplen 2147483647 is larger than 262144: corrupt record header$/m);
+  });
+
   it('says which capture is no capture, and why, before any port starts', () => {
     const bad = path('short.bin');
     writeFileSync(bad, Buffer.from('not a capture at all, no'));
