@@ -6,6 +6,7 @@
  * (`pinThisThread`), since sched_setaffinity acts on the calling thread.
  * Without the native shim every lcore floats, and placement says why.
  */
+import { cpus } from 'node:os';
 import { ArgError } from '../errors.js';
 import { native, nativeUnavailable } from '../native/native.js';
 
@@ -16,6 +17,11 @@ export interface Placement {
   cpus: CpuMap;
   /** Why some or all lcores float, for the start-up log. */
   notes: string[];
+}
+
+/** The CPUs this machine has (EAL's eal_cpu_detected): what -l and -c may name. Empty when the OS does not say. */
+export function detectedCpus(): number[] {
+  return cpus().map((_, i) => i);
 }
 
 /** The CPUs this process may run on; undefined without the shim. */

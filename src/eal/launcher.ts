@@ -3,15 +3,26 @@
  * worker thread per forwarding lcore, polling until a shared stop flag is
  * set. The main thread sleeps in the event loop meanwhile (2 cores here).
  *
- * A worker that throws stops the whole run: the others are told to stop,
- * and `wait()` rejects with an LcoreError naming the lcore. It never hangs
- * on a dead worker.
+ * Launch is a barrier, as EAL's workers sit ready in their loop before
+ * `rte_eal_mp_remote_launch`: each worker does its set-up (attach the heap,
+ * open its queues, make its engine), reports ready through `lcoreReady()`
+ * and sleeps on the control block; once every worker is ready the main
+ * thread releases them all at once (`launched()`). A worker may take most
+ * of a second to start on a loaded machine; none of that counts as
+ * forwarding time.
+ *
+ * A worker that throws stops the whole run: the others are told to stop
+ * (and released, so none sleeps forever), `launched()` and `wait()` reject
+ * with an LcoreError naming the lcore. It never hangs on a dead worker.
  */
+import { parentPort } from 'node:worker_threads';
 import { DpkitError } from '../errors.js';
 import { startWorker } from './spawn.js';
 
 /** Control block words (Int32, shared with every worker of a launch). */
 export const CTL_STOP = 0;
+/** 0 until the main thread releases the ready workers (or stops them). */
+export const CTL_GO = 1;
 export const CTL_WORDS = 16;
 
 export class LcoreError extends DpkitError {
@@ -31,54 +42,91 @@ export interface LcoreLaunch {
   cpus?: number[];
 }
 
+/**
+ * Worker side of the launch: reports this lcore ready (with the CPU it runs
+ * on) and blocks until the main thread releases every lcore, or stops them.
+ * Call it once, after all set-up and before the first poll.
+ */
+export function lcoreReady(ctl: Int32Array, cpu: number | undefined): void {
+  parentPort!.postMessage({ ready: true, cpu });
+  Atomics.wait(ctl, CTL_GO, 0);
+}
+
 export class Lcores {
   readonly ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
   private readonly done: Promise<unknown>[] = [];
   private failure: LcoreError | undefined;
-  /** performance.now() when the first lcore reported its loop running (a `{ started: true }` message). */
+  private readonly release: Promise<void>;
+  /** performance.now() when every lcore was released into its loop. */
   startedAt: number | undefined;
-  /** The CPU each lcore reported running on when it started (absent: floating). */
+  /** The CPU each lcore reported running on when it was ready (absent: floating). */
   readonly cpuOf = new Map<number, number>();
 
   /**
    * Starts one worker per launch, running `script` (a module beside `base`).
-   * Each worker gets workerData { ctl, lcoreId, job, cpus }, posts
-   * `{ started: true, cpu }` when its loop runs, and one last message when
-   * the loop has ended and its lcore caches are flushed.
+   * Each worker gets workerData { ctl, lcoreId, job, cpus }, calls
+   * `lcoreReady(ctl, cpu)` when set up, and posts one last message when
+   * its loop has ended and its lcore caches are flushed.
    */
   constructor(script: string, base: string, launches: LcoreLaunch[]) {
+    let ready = 0;
+    let released!: () => void;
+    let refused!: (e: LcoreError) => void;
+    this.release = new Promise<void>((resolve, reject) => {
+      released = resolve;
+      refused = reject;
+    });
+    const fail = (lcoreId: number, message: string): LcoreError => {
+      this.failure ??= new LcoreError(lcoreId, message);
+      this.requestStop();
+      refused(this.failure);
+      return this.failure;
+    };
     for (const l of launches) {
       const w = startWorker(script, base, { workerData: { ctl: this.ctl, lcoreId: l.lcoreId, job: l.job, cpus: l.cpus } });
       this.done.push(
         new Promise((resolve, reject) => {
           let result: unknown;
-          w.on('message', (m: { started?: boolean; cpu?: number }) => {
-            if (m?.started) {
-              this.startedAt ??= performance.now();
-              if (m.cpu !== undefined) this.cpuOf.set(l.lcoreId, m.cpu);
-            } else result = m;
+          w.on('message', (m: { ready?: boolean; cpu?: number }) => {
+            if (!m?.ready) return void (result = m);
+            if (m.cpu !== undefined) this.cpuOf.set(l.lcoreId, m.cpu);
+            if (++ready === launches.length && !this.failure) {
+              this.startedAt = performance.now();
+              this.go();
+              released();
+            }
           });
-          w.once('error', (e: Error) => {
-            this.failure ??= new LcoreError(l.lcoreId, e.message);
-            this.requestStop();
-            reject(this.failure);
-          });
+          w.once('error', (e: Error) => reject(fail(l.lcoreId, e.message)));
           w.once('exit', (code) => {
             if (code === 0 && result !== undefined) return resolve(result);
-            this.failure ??= new LcoreError(l.lcoreId, `worker exited with code ${code}${result === undefined ? ' before finishing' : ''}`);
-            this.requestStop();
-            reject(this.failure);
+            reject(fail(l.lcoreId, `worker exited with code ${code}${result === undefined ? ' before finishing' : ''}`));
           });
         }),
       );
     }
-    // A failure is reported through wait(); never as an unhandled rejection.
-    for (const p of this.done) p.catch(() => {});
+    if (launches.length === 0) released();
+    // A failure is reported through launched() and wait(); never as an unhandled rejection.
+    for (const p of [...this.done, this.release]) p.catch(() => {});
   }
 
-  /** Sets the stop flag; workers leave their loop at their next check. */
+  private go(): void {
+    Atomics.store(this.ctl, CTL_GO, 1);
+    Atomics.notify(this.ctl, CTL_GO);
+  }
+
+  /**
+   * Resolves when every lcore has been released into its loop (`startedAt`
+   * is then set); rejects with the LcoreError of a worker that failed
+   * during its set-up.
+   */
+  launched(): Promise<void> {
+    return this.release;
+  }
+
+  /** Sets the stop flag; workers leave their loop at their next check (ready ones are woken to see it). */
   requestStop(): void {
     Atomics.store(this.ctl, CTL_STOP, 1);
+    this.go();
   }
 
   /** The first failure so far, if any (the run is already stopping). */

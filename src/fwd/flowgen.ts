@@ -41,7 +41,8 @@ import {
   setBe32,
 } from '../net/headers.js';
 import { receive, transmit } from './common.js';
-import { FS_TX_PACKETS, type FwdContext, type FwdEngine, type FwdStream } from './engine.js';
+import type { Mempool } from '../mem/mempool.js';
+import { FS_TX_PACKETS, type FwdConfig, type FwdContext, type FwdEngine, type FwdStream } from './engine.js';
 import { txOlFlagsHi } from './tx-fields.js';
 
 /** Ethernet + IPv4 + UDP: the smallest packet flowgen can build. */
@@ -50,18 +51,14 @@ const IP = ETHER_HDR_LEN;
 const UDP = ETHER_HDR_LEN + IPV4_HDR_LEN;
 
 /**
- * Makes the flowgen engine for one lcore: validates the packet shape and
- * builds the header template once.
- * @returns an engine whose fwd() drains and frees the rx queue, then
- *   generates and transmits up to a burst of packets.
+ * Checks the packet shape and flow count flowgen would use (run by the
+ * control plane before any lcore starts, and by the engine itself).
  * @throws ArgError when sum(txPkts) is not a whole number of bytes between
  *   the 42 bytes of Ethernet + IPv4 + UDP headers and what one mbuf of
- *   ctx.pool holds (dpkit's flowgen builds single-segment packets), or when
+ *   `pool` holds (dpkit's flowgen builds single-segment packets), or when
  *   flowgenFlows is not a positive integer.
  */
-export function flowgen(ctx: FwdContext): FwdEngine {
-  const cfg = ctx.config;
-  const pool = ctx.pool;
+export function flowgenCheck(cfg: FwdConfig, pool: Mempool): void {
   let pktLen = 0;
   for (const seg of cfg.txPkts) {
     if (!Number.isInteger(seg) || seg < 0) throw new ArgError(`flowgen: txpkts segment length ${seg} is not a non-negative integer`);
@@ -79,6 +76,21 @@ export function flowgen(ctx: FwdContext): FwdEngine {
   }
   const flows = cfg.flowgenFlows;
   if (!Number.isInteger(flows) || flows < 1 || flows > 0xffffffff) throw new ArgError(`flowgen: flowgen-flows=${flows} must be a positive integer`);
+}
+
+/**
+ * Makes the flowgen engine for one lcore: validates the packet shape
+ * (flowgenCheck) and builds the header template once.
+ * @returns an engine whose fwd() drains and frees the rx queue, then
+ *   generates and transmits up to a burst of packets.
+ * @throws ArgError as flowgenCheck.
+ */
+export function flowgen(ctx: FwdContext): FwdEngine {
+  const cfg = ctx.config;
+  const pool = ctx.pool;
+  flowgenCheck(cfg, pool);
+  const pktLen = cfg.txPkts.reduce((a, b) => a + b, 0);
+  const flows = cfg.flowgenFlows;
 
   // Everything but the MACs (per stream) and the destination address / header checksum (per flow).
   const tmpl = new Uint8Array(HDRS_LEN);

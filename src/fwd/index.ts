@@ -1,14 +1,15 @@
 /** testpmd's forwarding modes by name (`--forward-mode`, `set fwd`). */
 import { fiveTupleSwap } from './5tswap.js';
 import { csum } from './csum.js';
-import type { EngineFactory } from './engine.js';
-import { flowgen } from './flowgen.js';
+import type { EngineFactory, FwdConfig } from './engine.js';
+import { flowgen, flowgenCheck } from './flowgen.js';
 import { icmpEcho } from './icmpecho.js';
 import { io } from './io.js';
 import { mac } from './mac.js';
 import { macswap } from './macswap.js';
 import { rxonly } from './rxonly.js';
-import { txonly } from './txonly.js';
+import type { Mempool } from '../mem/mempool.js';
+import { txonly, txonlyCheck } from './txonly.js';
 
 export const engines: ReadonlyMap<string, EngineFactory> = new Map<string, EngineFactory>([
   ['io', io],
@@ -20,4 +21,14 @@ export const engines: ReadonlyMap<string, EngineFactory> = new Map<string, Engin
   ['flowgen', flowgen],
   ['icmpecho', icmpEcho],
   ['csum', csum],
+]);
+
+/**
+ * The configuration checks of the engines that build packets, by mode: the
+ * control plane runs them before any lcore starts, so a bad `--txpkts` is
+ * one line at start-up rather than a failing lcore. Each throws ArgError.
+ */
+export const engineChecks: ReadonlyMap<string, (config: FwdConfig, pool: Mempool) => void> = new Map([
+  ['txonly', txonlyCheck],
+  ['flowgen', flowgenCheck],
 ]);

@@ -23,6 +23,7 @@ import {
   W_TX_OFFLOAD,
 } from '../mem/mbuf-layout.js';
 import { transmit } from './common.js';
+import type { Mempool } from '../mem/mempool.js';
 import type { FwdConfig, FwdContext, FwdEngine, FwdStream } from './engine.js';
 import { TX_OFFLOAD_ETH_IPV4 } from './macswap.js';
 import { txOlFlagsHi } from './tx-fields.js';
@@ -71,13 +72,26 @@ interface StreamTemplate {
   sumNoSrc: number;
 }
 
-export function txonly(ctx: FwdContext): FwdEngine {
-  const { heap, mb, pool, burst, config } = ctx;
+/**
+ * Checks the packet shape txonly would build from `config.txPkts` with mbufs
+ * of `pool` (testpmd's set_tx_pkt_segments checks): run by the control plane
+ * before any lcore starts, and by the engine itself.
+ * @throws ArgError when a segment is empty or larger than an mbuf's data
+ *   room, or the packet is shorter than its Ethernet/IPv4/UDP header.
+ */
+export function txonlyCheck(config: FwdConfig, pool: Mempool): void {
   const segs = config.txPkts;
   const pktLen = segs.reduce((a, b) => a + b, 0);
   const room = pool.bufLen - pool.headroom;
   if (segs.some((s) => s > room || s <= 0)) throw new ArgError(`txonly: --txpkts ${segs.join(',')}: each segment must be 1..${room} bytes (the mbuf data room)`);
   if (pktLen < TXONLY_HDR_LEN) throw new ArgError(`txonly: packet length ${pktLen} is shorter than the ${TXONLY_HDR_LEN}-byte Ethernet/IPv4/UDP header`);
+}
+
+export function txonly(ctx: FwdContext): FwdEngine {
+  const { heap, mb, pool, burst, config } = ctx;
+  txonlyCheck(config, pool);
+  const segs = config.txPkts;
+  const pktLen = segs.reduce((a, b) => a + b, 0);
   const nbSegs = segs.length;
   const u8 = heap.u8;
   const u16 = heap.u16;

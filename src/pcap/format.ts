@@ -40,6 +40,11 @@ export class PcapError extends DpkitError {
   }
 }
 
+/** An fs error as a reason after the file's name: "ENOENT: no such file or directory", without node's repeat of the call and path. */
+export function osReason(e: unknown): string {
+  return (e as Error).message.replace(/, \w+ '.*'$/, '');
+}
+
 /** Rounds a pcapng body length up to 32 bits. */
 export function pad4(n: number): number {
   return (n + 3) & ~3;

@@ -33,6 +33,7 @@ import {
   PCAPNG_SHB,
   PCAPNG_SPB,
   PcapError,
+  osReason,
   pad4,
   type PcapFormat,
 } from './format.js';
@@ -109,7 +110,7 @@ export class PcapReader {
       this.fd = openSync(file, 'r');
       this.size = fstatSync(this.fd).size;
     } catch (e) {
-      throw new PcapError(file, 0, `cannot open: ${(e as Error).message}`);
+      throw new PcapError(file, -1, `cannot open: ${osReason(e)}`);
     }
     this.fileOff = this.state[S_OFFSET]!;
     this.le = this.state[S_LE] === 1;

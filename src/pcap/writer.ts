@@ -20,6 +20,7 @@ import {
   PCAPNG_IDB,
   PCAPNG_SHB,
   PcapError,
+  osReason,
   pad4,
   type PcapFormat,
   type TsResolution,
@@ -75,7 +76,7 @@ export class PcapWriter {
     try {
       fd = openSync(file, 'w');
     } catch (e) {
-      throw new PcapError(file, 0, `cannot create: ${(e as Error).message}`);
+      throw new PcapError(file, -1, `cannot create: ${osReason(e)}`);
     }
     const w = new PcapWriter(file, fd, opts);
     w.state[0] = 0;

@@ -184,7 +184,7 @@ describe('malformed captures', () => {
   });
 
   it('refuses a missing file with its name', () => {
-    assert.throws(() => new PcapReader(path('nope.pcap')), /nope\.pcap: offset 0: cannot open: ENOENT/);
+    assert.throws(() => new PcapReader(path('nope.pcap')), /nope\.pcap: cannot open: ENOENT: no such file or directory$/);
   });
 
   it('writes files byte for byte as libpcap lays them out', () => {

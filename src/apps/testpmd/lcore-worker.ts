@@ -1,16 +1,18 @@
 /**
  * A testpmd forwarding lcore (run_pkt_fwd_on_lcore): re-opens its streams'
- * queues from their descriptors, then runs the engine over every stream in
- * turn until the stop flag is set. Optionally first sends `txFirst` bursts of
- * txonly packets on every stream (`start tx_first`). On exit it returns its
- * mempool cache to the shared ring, so the pool is full once ports drain.
+ * queues from their descriptors and makes its engine, reports ready and
+ * waits for the launch (every lcore starts polling at once), then runs the
+ * engine over every stream in turn until the stop flag is set. Optionally
+ * first sends `txFirst` bursts of txonly packets on every stream (`start
+ * tx_first`). On exit it returns its mempool cache to the shared ring, so
+ * the pool is full once ports drain.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { drivers } from '../../drivers/index.js';
 import type { QueueDescriptor } from '../../ethdev/driver.js';
 import type { Datapath } from '../../eal/kernels.js';
 import { pinThisThread } from '../../eal/affinity.js';
-import { CTL_STOP } from '../../eal/launcher.js';
+import { CTL_STOP, lcoreReady } from '../../eal/launcher.js';
 import { Heap, type HeapDescriptor } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { Mempool } from '../../mem/mempool.js';
@@ -70,16 +72,17 @@ const factory = engines.get(job.engine);
 if (!factory) throw new Error(`unknown forwarding mode ${job.engine}`);
 const engine = factory(ctx);
 
-if (job.txFirst > 0) {
-  const first = txonly(ctx);
-  for (let k = 0; k < job.txFirst; k++) for (const fs of streams) first.fwd(fs);
-}
-
+const first = job.txFirst > 0 ? txonly(ctx) : null;
 const nb = streams.length;
-parentPort!.postMessage({ started: true, cpu });
-for (let pass = 0; ; pass++) {
-  for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
-  if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;
+
+lcoreReady(ctl, cpu);
+// Stopped before the launch (another lcore failed its set-up): no burst goes out.
+if (Atomics.load(ctl, CTL_STOP) === 0) {
+  if (first) for (let k = 0; k < job.txFirst; k++) for (const fs of streams) first.fwd(fs);
+  for (let pass = 0; ; pass++) {
+    for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
+    if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;
+  }
 }
 
 // Buffered output goes out and files this lcore opened close, before the port is stopped.

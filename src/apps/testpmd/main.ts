@@ -1,13 +1,14 @@
 /**
  * `dpkit testpmd`: the command-line front of testpmd. Without -i it
- * forwards until Enter, SIGINT, SIGTERM or --duration, printing periodic
- * port statistics with --stats-period, then the final forward statistics.
+ * forwards until a newline on stdin, SIGINT, SIGTERM or --duration (see
+ * untilStopped), printing periodic port statistics with --stats-period,
+ * then the final forward statistics.
  * With -i it runs the interactive shell (shell.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ArgError } from '../../errors.js';
 import { pinThisThread } from '../../eal/affinity.js';
-import { parseTestpmdArgs, TESTPMD_USAGE } from './options.js';
+import { parseTestpmdArgs, TESTPMD_USAGE, type TestpmdOptions } from './options.js';
 import { runShell } from './shell.js';
 import { Testpmd } from './testpmd.js';
 
@@ -21,7 +22,9 @@ export async function testpmdMain(argv: string[]): Promise<number> {
     opts = parseTestpmdArgs(argv);
   } catch (e) {
     if (e instanceof Error && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS')) {
-      throw new ArgError(`testpmd: ${e.message}\n\n${TESTPMD_USAGE}`);
+      // node's parseArgs adds advice about positionals that does not apply here.
+      const what = e.message.split('. To specify')[0]!.replace(/^Unknown option/, 'unknown option');
+      throw new ArgError(`testpmd: ${what} (dpkit testpmd --help lists the options)`);
     }
     throw e;
   }
@@ -36,52 +39,24 @@ export async function testpmdMain(argv: string[]): Promise<number> {
   if (opts.interactive) return runShell(pmd, log);
 
   log('No commandline core given, start packet forwarding');
-  pmd.start(opts.txFirst ? opts.txFirstBursts : 0);
-
-  let reason = '';
-  let watch: NodeJS.Timeout | undefined;
-  const stopped = new Promise<void>((resolve) => {
-    // Captures read to their end: nothing more will arrive, stop as --duration would.
-    watch = setInterval(() => {
-      if (!pmd.inputEnded()) return;
-      reason = '\nEnd of input on every port (capture files read to their end), stopping forwarding.';
-      resolve();
-    }, 20);
-    const onSignal = (sig: NodeJS.Signals) => {
-      reason = `\nSignal ${sig === 'SIGINT' ? 2 : 15} received, preparing to exit...`;
-      resolve();
-    };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    if (process.stdin.isTTY) {
-      log('Press enter to exit');
-      process.stdin.on('data', (d: Buffer) => d.includes(10) && resolve());
-    }
-    if (opts.duration > 0) setTimeout(resolve, opts.duration * 1000).unref();
-  });
-
-  let periodic: NodeJS.Timeout | undefined;
-  if (opts.statsPeriod > 0) {
-    pmd.portStatsText(); // sets the "since last show" baseline
-    periodic = setInterval(() => {
-      const clear = out.isTTY ? '\x1b[2J\x1b[1;1H' : '';
-      log(`${clear}\nPort statistics ====================================\n${pmd.portStatsText()}`);
-    }, opts.statsPeriod * 1000);
-  }
-
   let failure: unknown;
-  await Promise.race([stopped, pmd.failed().catch((e: unknown) => (failure = e))]);
-  clearInterval(periodic);
-  clearInterval(watch);
+  try {
+    await pmd.start(opts.txFirst ? opts.txFirstBursts : 0);
+    const reason = await untilStopped(pmd, opts, log, out);
+    if (reason) log(reason);
+  } catch (e) {
+    failure = e;
+  }
   process.stdin.pause();
-  if (reason) log(reason);
-  // Forwarding time from the lcores' first poll, so the rates leave out their start-up.
+  // Forwarding time from the lcores' launch, so the rates leave out their start-up.
   const seconds = pmd.forwardingSeconds();
   let text = '';
-  try {
-    text = await pmd.stop();
-  } catch (e) {
-    failure ??= e;
+  if (pmd.forwarding) {
+    try {
+      text = await pmd.stop();
+    } catch (e) {
+      failure ??= e;
+    }
   }
   if (failure) {
     // The failure is the news; a leak it caused (mbufs held by a dead lcore) would only hide it.
@@ -113,4 +88,48 @@ export async function testpmdMain(argv: string[]): Promise<number> {
   log('\nBye...');
   await sleep(0);
   return 0;
+}
+
+/**
+ * Forwards until one of DPDK's reasons to stop, printing periodic statistics
+ * meanwhile: a newline on stdin (a terminal or a pipe), SIGINT or SIGTERM,
+ * --duration elapsed, every capture read to its end, or end of stdin when
+ * nothing else would end the run (no --stats-period, no --duration).
+ * @returns the line to print about why it stopped ('' for none).
+ * @throws the LcoreError of an lcore that failed meanwhile (its timers cleared all the same).
+ */
+async function untilStopped(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) => void, out: NodeJS.WriteStream): Promise<string> {
+  let watch: NodeJS.Timeout | undefined;
+  let periodic: NodeJS.Timeout | undefined;
+  const stopped = new Promise<string>((resolve) => {
+    // Captures read to their end: nothing more will arrive, stop as --duration would.
+    watch = setInterval(() => pmd.inputEnded() && resolve('\nEnd of input on every port (capture files read to their end), stopping forwarding.'), 20);
+    const onSignal = (sig: NodeJS.Signals) => resolve(`\nSignal ${sig === 'SIGINT' ? 2 : 15} received, preparing to exit...`);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    log('Press enter to exit');
+    process.stdin.on('data', (d: Buffer) => d.includes(10) && resolve(''));
+    if (opts.statsPeriod === 0 && opts.duration === 0) process.stdin.once('end', () => resolve(''));
+    // From the launch, so every lcore forwards the whole duration; re-armed for what is left,
+    // as a timer may fire a hair early on the event loop's cached clock.
+    const due = () => {
+      const left = opts.duration - pmd.forwardingSeconds();
+      if (left <= 0) resolve('');
+      else setTimeout(due, left * 1000 + 1).unref();
+    };
+    if (opts.duration > 0) due();
+    if (opts.statsPeriod > 0) {
+      pmd.portStatsText(); // sets the "since last show" baseline
+      periodic = setInterval(() => {
+        const clear = out.isTTY ? '\x1b[2J\x1b[1;1H' : '';
+        log(`${clear}\nPort statistics ====================================\n${pmd.portStatsText()}`);
+      }, opts.statsPeriod * 1000);
+    }
+  });
+  try {
+    return await Promise.race([stopped, pmd.failed()]);
+  } finally {
+    clearInterval(periodic);
+    clearInterval(watch);
+  }
 }

@@ -1,12 +1,14 @@
 /**
  * testpmd's command line: EAL options, `--`, then testpmd's own options, as
- * DPDK's. EAL options dpkit has no use for (hugepages, PCI, memory, file
- * prefix, …) are accepted with a one-line note so a pasted command runs.
+ * DPDK's. Every EAL option DPDK 22.11 documents is accepted: the lcore ones
+ * (-l, -c, --lcores, --main-lcore) and --vdev act; the ones dpkit has no use
+ * for (hugepages, PCI, memory, file prefix, tracing, …) are noted in one line
+ * each so a pasted command runs.
  */
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ArgError } from '../../errors.js';
-import type { CpuMap } from '../../eal/affinity.js';
+import { detectedCpus, type CpuMap } from '../../eal/affinity.js';
 import { parseMac } from '../../net/ether.js';
 import { MACSWAP_VARIANTS, MAX_PKT_BURST, type MacswapVariant } from '../../fwd/engine.js';
 
@@ -63,11 +65,13 @@ export interface TestpmdOptions {
 export const TESTPMD_USAGE = `Usage: dpkit testpmd [EAL options] -- [testpmd options]
 
 EAL options:
-  -l CORELIST            lcores to use, e.g. 0-1 (first is the main lcore)
-  --lcores MAP           lcore map, e.g. 0@0,1@1,2@0 (lcore@CPUs; -l N puts lcore N on CPU N)
+  -l CORELIST            lcores to use, e.g. 0-1 (first is the main lcore; CPUs of this machine)
+  -c COREMASK            the same as a hex mask, e.g. 0x3
+  --lcores MAP           lcore map, e.g. 0@0,1@1,2@0 (lcore@CPUs: more lcores than CPUs)
   --main-lcore ID        main lcore (default: the first)
   --vdev DEVARGS         add a virtual device (repeatable): net_null0,size=64  net_ring0
-  --no-huge --no-pci -m MB -n N --file-prefix P --log-level L --in-memory
+  --no-huge --no-pci -m MB -n N -a/--allow -b/--block --file-prefix P --log-level L
+  --in-memory and DPDK 22.11's other EAL options
                          accepted for compatibility; they change nothing here
 
 testpmd options:
@@ -103,11 +107,62 @@ dpkit options:
                          macswap study's shapes (docs/macswap-study.md)
 `;
 
-const EAL_IGNORED = ['no-huge', 'no-pci', 'in-memory', 'no-shconf', 'no-telemetry'] as const;
-const EAL_IGNORED_VALUE = ['m', 'n', 'file-prefix', 'log-level', 'socket-mem', 'proc-type', 'huge-dir', 'iova-mode', 'a', 'b'] as const;
+/** DPDK 22.11's EAL options that mean nothing here (doc/guides/linux_gsg/linux_eal_parameters.rst): flags, */
+const EAL_IGNORED = [
+  'no-huge', 'no-pci', 'in-memory', 'no-shconf', 'no-telemetry', 'telemetry', 'create-uio-dev', 'no-hpet',
+  'vmware-tsc-map', 'legacy-mem', 'single-file-segments', 'match-allocations', 'v',
+] as const;
+/** options with a value, */
+const EAL_IGNORED_VALUE = [
+  'm', 'n', 'r', 'd', 's', 'S', 'a', 'allow', 'b', 'block', 'file-prefix', 'log-level', 'socket-mem', 'socket-limit',
+  'proc-type', 'huge-dir', 'iova-mode', 'base-virtaddr', 'mbuf-pool-ops-name', 'syslog', 'vfio-intr', 'vfio-vf-token',
+  'trace', 'trace-dir', 'trace-bufsz', 'trace-mode', 'force-max-simd-bitwidth',
+] as const;
+/** and options whose value is optional (`--huge-unlink` or `--huge-unlink=never`). */
+const EAL_IGNORED_OPTIONAL = ['huge-unlink', 'huge-worker-stack'] as const;
 const TESTPMD_IGNORED = ['no-flush-rx', 'record-core-cycles', 'record-burst-stats', 'no-lsc-interrupt', 'no-rmv-interrupt', 'disable-device-start'] as const;
 
-export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
+/** testpmd's own options (after `--`), for node's parseArgs. */
+const TESTPMD_OPTIONS = {
+  interactive: { type: 'boolean', short: 'i' },
+  'auto-start': { type: 'boolean', short: 'a' },
+  'forward-mode': { type: 'string' },
+  'nb-cores': { type: 'string' },
+  rxq: { type: 'string' },
+  txq: { type: 'string' },
+  rxd: { type: 'string' },
+  txd: { type: 'string' },
+  burst: { type: 'string' },
+  mbcache: { type: 'string' },
+  'mbuf-size': { type: 'string' },
+  'total-num-mbufs': { type: 'string' },
+  txpkts: { type: 'string' },
+  txfreet: { type: 'string' },
+  txrst: { type: 'string' },
+  rxfreet: { type: 'string' },
+  'tx-offloads': { type: 'string' },
+  'stats-period': { type: 'string' },
+  'eth-peer': { type: 'string', multiple: true },
+  'port-topology': { type: 'string' },
+  'tx-first': { type: 'boolean' },
+  'tx-first-bursts': { type: 'string' },
+  'txonly-multi-flow': { type: 'boolean' },
+  'flowgen-flows': { type: 'string' },
+  'tx-ip': { type: 'string' },
+  'tx-udp': { type: 'string' },
+  duration: { type: 'string' },
+  json: { type: 'boolean' },
+  datapath: { type: 'string' },
+  'macswap-kernel': { type: 'string' },
+  ...Object.fromEntries(TESTPMD_IGNORED.map((k) => [k, { type: 'boolean' as const }])),
+} as const;
+
+/**
+ * Parses testpmd's command line. `cpus` are the CPUs this machine has (EAL's
+ * detected cores), which -l and -c must name.
+ * @throws ArgError naming the option, for anything DPDK would refuse.
+ */
+export function parseTestpmdArgs(argv: string[], cpus: number[] = detectedCpus()): TestpmdOptions {
   const sep = argv.indexOf('--');
   const eal = sep >= 0 ? argv.slice(0, sep) : argv;
   const app = sep >= 0 ? argv.slice(sep + 1) : [];
@@ -115,16 +170,20 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
 
   const e = parseEal(eal);
 
-  for (const k of [...EAL_IGNORED, ...EAL_IGNORED_VALUE]) {
+  for (const k of [...EAL_IGNORED, ...EAL_IGNORED_VALUE, ...EAL_IGNORED_OPTIONAL]) {
     if (e[k] !== undefined) notes.push(`EAL option ${k.length === 1 ? '-' : '--'}${k} accepted and ignored: dpkit needs no hugepages, PCI or EAL files`);
   }
 
+  const given = (['l', 'c', 'lcores'] as const).filter((k) => e[k] !== undefined);
+  if (given.length > 1) throw new ArgError(`${given.map((k) => (k.length === 1 ? '-' : '--') + k).join(' and ')}: give one of -l, -c and --lcores, as EAL takes`);
   let lcores: number[];
   let lcoreCpus: CpuMap | undefined;
   if (typeof e['lcores'] === 'string') {
     ({ lcores, cpus: lcoreCpus } = parseLcoreMap(e['lcores']));
   } else if (typeof e['l'] === 'string') {
-    lcores = parseCoreList(e['l'], '-l');
+    lcores = onThisMachine(parseCoreList(e['l'], '-l'), `-l ${e['l']}: invalid core list`, cpus);
+  } else if (typeof e['c'] === 'string') {
+    lcores = onThisMachine(parseCoreMask(e['c']), `-c ${e['c']}: invalid coremask`, cpus);
   } else {
     lcores = range(0, availableParallelism() - 1);
   }
@@ -134,44 +193,7 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
     if (!lcores.includes(mainLcore)) throw new ArgError(`--main-lcore ${mainLcore} is not in the lcore list ${lcores.join(',')}`);
   }
 
-  const a = parseArgs({
-    args: app,
-    allowPositionals: false,
-    strict: true,
-    options: {
-      interactive: { type: 'boolean', short: 'i' },
-      'auto-start': { type: 'boolean', short: 'a' },
-      'forward-mode': { type: 'string' },
-      'nb-cores': { type: 'string' },
-      rxq: { type: 'string' },
-      txq: { type: 'string' },
-      rxd: { type: 'string' },
-      txd: { type: 'string' },
-      burst: { type: 'string' },
-      mbcache: { type: 'string' },
-      'mbuf-size': { type: 'string' },
-      'total-num-mbufs': { type: 'string' },
-      txpkts: { type: 'string' },
-      txfreet: { type: 'string' },
-      txrst: { type: 'string' },
-      rxfreet: { type: 'string' },
-      'tx-offloads': { type: 'string' },
-      'stats-period': { type: 'string' },
-      'eth-peer': { type: 'string', multiple: true },
-      'port-topology': { type: 'string' },
-      'tx-first': { type: 'boolean' },
-      'tx-first-bursts': { type: 'string' },
-      'txonly-multi-flow': { type: 'boolean' },
-      'flowgen-flows': { type: 'string' },
-      'tx-ip': { type: 'string' },
-      'tx-udp': { type: 'string' },
-      duration: { type: 'string' },
-      json: { type: 'boolean' },
-      datapath: { type: 'string' },
-      'macswap-kernel': { type: 'string' },
-      ...Object.fromEntries(TESTPMD_IGNORED.map((k) => [k, { type: 'boolean' as const }])),
-    },
-  }).values as Record<string, string | boolean | string[] | undefined>;
+  const a = parseArgs({ args: app, allowPositionals: false, strict: true, options: TESTPMD_OPTIONS }).values as Record<string, string | boolean | string[] | undefined>;
 
   for (const k of TESTPMD_IGNORED) if (a[k]) notes.push(`--${k} accepted and ignored`);
 
@@ -247,6 +269,11 @@ export function parseTestpmdArgs(argv: string[]): TestpmdOptions {
 type Values = Record<string, string | boolean | string[] | undefined>;
 
 function parseEal(args: string[]): Values {
+  // An optional value is given with '=' or not at all: make the bare form take an empty one.
+  const optional = new Set(EAL_IGNORED_OPTIONAL.map((k) => `--${k}`));
+  args = args.map((a) => (optional.has(a) ? `${a}=` : a));
+  const flag = (k: string) => [k, { type: 'boolean' as const, ...(k.length === 1 ? { short: k } : {}) }];
+  const valued = (k: string) => [k, { type: 'string' as const, multiple: true, ...(k.length === 1 ? { short: k } : {}) }];
   try {
     return parseArgs({
       args,
@@ -254,16 +281,19 @@ function parseEal(args: string[]): Values {
       strict: true,
       options: {
         l: { type: 'string', short: 'l' },
+        c: { type: 'string', short: 'c' },
         lcores: { type: 'string' },
         'main-lcore': { type: 'string' },
         vdev: { type: 'string', multiple: true },
-        ...Object.fromEntries(EAL_IGNORED.map((k) => [k, { type: 'boolean' as const }])),
-        ...Object.fromEntries(EAL_IGNORED_VALUE.map((k) => [k, { type: 'string' as const, multiple: true, ...(k.length === 1 ? { short: k } : {}) }])),
+        ...Object.fromEntries(EAL_IGNORED.map(flag)),
+        ...Object.fromEntries([...EAL_IGNORED_VALUE, ...EAL_IGNORED_OPTIONAL].map(valued)),
       },
     }).values as Values;
   } catch (err) {
     const m = err instanceof Error ? /Unknown option '(-[^']*)'/.exec(err.message) : null;
-    if (m) throw new ArgError(`unknown EAL option '${m[1]}' (testpmd's own options go after --, as with DPDK)`);
+    const name = m?.[1]!.replace(/^--?/, '') ?? '';
+    if (m && name in TESTPMD_OPTIONS) throw new ArgError(`unknown EAL option '${m[1]}' (testpmd's own options go after --, as with DPDK)`);
+    if (m) throw new ArgError(`unknown EAL option '${m[1]}' (dpkit testpmd --help lists the options)`);
     throw err;
   }
 }
@@ -281,6 +311,37 @@ export function parseCoreList(text: string, what: string): number[] {
   }
   if (out.length === 0) throw new ArgError(`${what}: empty core list`);
   return out;
+}
+
+/** Parses an EAL coremask: hex, 0x optional, bit N for lcore N. */
+export function parseCoreMask(text: string): number[] {
+  const hex = text.trim().replace(/^0x/i, '');
+  if (!/^[0-9a-f]+$/i.test(hex)) throw new ArgError(`-c ${text}: not a hexadecimal coremask such as 0x3`);
+  const out: number[] = [];
+  for (let i = 0; i < hex.length; i++) {
+    const nibble = parseInt(hex[hex.length - 1 - i]!, 16);
+    for (let b = 0; b < 4; b++) if (nibble & (1 << b)) out.push(i * 4 + b);
+  }
+  if (out.length === 0 || out[out.length - 1]! > 127) throw new ArgError(`-c ${text}: no lcore in 0..127`);
+  return out;
+}
+
+/** EAL's check of -l and -c (update_lcore_config): every lcore a CPU this machine has. */
+function onThisMachine(lcores: number[], what: string, cpus: number[]): number[] {
+  if (cpus.length > 0 && lcores.some((l) => !cpus.includes(l))) throw new ArgError(`${what}, please check specified cores are part of ${formatCoreList(cpus)} (--lcores with @ puts more lcores on them)`);
+  return lcores;
+}
+
+/** "0-3,6": a core list as EAL prints one. */
+export function formatCoreList(cores: number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < cores.length; ) {
+    let j = i;
+    while (j + 1 < cores.length && cores[j + 1] === cores[j]! + 1) j++;
+    parts.push(j > i ? `${cores[i]}-${cores[j]}` : `${cores[i]}`);
+    i = j + 1;
+  }
+  return parts.join(',');
 }
 
 /**

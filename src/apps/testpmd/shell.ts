@@ -42,6 +42,16 @@ const HELP = `Commands:
   quit                              stop, close the ports and exit`;
 
 export async function runShell(pmd: Testpmd, log: (line: string) => void): Promise<number> {
+  const run = async (line: string) => {
+    try {
+      await execute(pmd, line, log);
+    } catch (e) {
+      if (e instanceof DpkitError) log(e.message);
+      else throw e;
+    }
+  };
+  // Before the prompt reads stdin: piped commands wait in the pipe meanwhile.
+  if (pmd.opts.autoStart) await run(pmd.opts.txFirst ? `start tx_first ${pmd.opts.txFirstBursts}` : 'start');
   const rl = createInterface({
     input: process.stdin,
     output: process.stdout,
@@ -49,7 +59,6 @@ export async function runShell(pmd: Testpmd, log: (line: string) => void): Promi
     historySize: 1000,
     completer: (line: string): [string[], string] => [COMMANDS.filter((c) => c.startsWith(line)), line],
   });
-  if (pmd.opts.autoStart) pmd.start(pmd.opts.txFirst ? pmd.opts.txFirstBursts : 0);
   let failure: unknown;
   pmd.failed().catch((e: unknown) => {
     failure = e;
@@ -59,12 +68,7 @@ export async function runShell(pmd: Testpmd, log: (line: string) => void): Promi
   for await (const raw of rl) {
     const line = raw.trim();
     if (line === 'quit' || line === 'exit') break;
-    try {
-      await execute(pmd, line, log);
-    } catch (e) {
-      if (e instanceof DpkitError) log(e.message);
-      else throw e;
-    }
+    await run(line);
     rl.prompt();
   }
   rl.close();
@@ -89,6 +93,7 @@ export async function execute(pmd: Testpmd, line: string, log: (line: string) =>
   if (w.length === 0) return;
   if (cmd === 'help') return log(HELP);
   if (w[0] === 'start') {
+    // Returns once every lcore polls, so statistics read right after show traffic.
     if (w[1] === 'tx_first') return pmd.start(w[2] === undefined ? 1 : positive(w[2], 'start tx_first'));
     if (w.length === 1) return pmd.start(0);
   }

@@ -17,7 +17,7 @@ import { Mempool } from '../../mem/mempool.js';
 import { defaultPeerMac, formatMac } from '../../net/ether.js';
 import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, type FwdPortStats, type Throughput } from './display.js';
 import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdConfig } from '../../fwd/engine.js';
-import { engines } from '../../fwd/index.js';
+import { engineChecks, engines } from '../../fwd/index.js';
 import type { LcoreJob, StreamJob } from './lcore-worker.js';
 import type { PortTopology, TestpmdOptions } from './options.js';
 
@@ -121,10 +121,7 @@ export class Testpmd {
     const vdevs = opts.vdevs.length ? opts.vdevs : ['net_null0', 'net_null1'];
     const size = n * (MBUF_SIZE + stride + 8) + 128 * 4160 + (64 << 20) + portMemory(vdevs);
     this.heap = Heap.create({ size, lcoreId: opts.mainLcore, datapath: opts.datapath });
-    this.log(`testpmd: create a new mbuf pool <mb_pool_0>: n=${n}, size=${opts.mbufSize}, socket=0`);
     this.pool = Mempool.create(this.heap, { name: 'mb_pool_0', n, cacheSize: Math.min(opts.mbcache, Math.floor(n / 1.5)), dataRoomSize: opts.mbufSize });
-    this.ethdev = new Ethdev(this.heap, drivers);
-    this.ports = vdevs.map((v) => this.ethdev.create(v));
     this.config = {
       ...defaultFwdConfig(),
       burst: opts.burst,
@@ -136,6 +133,11 @@ export class Testpmd {
     };
     if (opts.txIp) [this.config.txIpSrc, this.config.txIpDst] = opts.txIp;
     if (opts.txUdp) [this.config.txUdpSrc, this.config.txUdpDst] = opts.txUdp;
+    // Before anything is printed or any port probed: a bad --txpkts is one line, not a failing lcore.
+    this.checkEngine(opts.txFirst ? opts.txFirstBursts : 0);
+    this.log(`testpmd: create a new mbuf pool <mb_pool_0>: n=${n}, size=${opts.mbufSize}, socket=0`);
+    this.ethdev = new Ethdev(this.heap, drivers);
+    this.ports = vdevs.map((v) => this.ethdev.create(v));
     this.log(`Set ${this.forwardMode} packet forwarding mode`);
     if (this.ports.length % 2 === 1 && opts.portTopology === 'paired') {
       this.log('\nWarning! port-topology=paired and odd forward ports number, the last port will pair with itself.\n');
@@ -218,9 +220,23 @@ export class Testpmd {
     return lines.join('\n');
   }
 
-  /** start / start tx_first [n]: launches the forwarding lcores. */
-  start(txFirst = 0): void {
+  /** Checks the configuration against the engine (and txonly, which sends the tx_first bursts). @throws ArgError */
+  private checkEngine(txFirst: number): void {
+    engineChecks.get(this.forwardMode)?.(this.config, this.pool);
+    if (txFirst > 0) engineChecks.get('txonly')!(this.config, this.pool);
+  }
+
+  /**
+   * start / start tx_first [n]: launches the forwarding lcores.
+   * @returns once every lcore has set up and been released into its loop
+   *   (the `tx_first` bursts go out after that).
+   * @throws ArgError when forwarding already runs or the configuration does
+   *   not suit the engine (nothing is launched); LcoreError when an lcore
+   *   fails its set-up (the others are stopped and forwarding is off again).
+   */
+  async start(txFirst = 0): Promise<void> {
     if (this.lcores) throw new ArgError('Packet forwarding already started');
+    this.checkEngine(txFirst);
     this.buildStreams();
     for (const p of this.ports) this.fwdBase.set(p, this.ethdev.stats(p));
     this.log(this.fwdConfigText());
@@ -246,10 +262,19 @@ export class Testpmd {
       };
       return { lcoreId: ids[i]!, job, cpus: this.placement.cpus.get(ids[i]!) };
     });
-    this.lcores = new Lcores('lcore-worker', import.meta.url, launches);
+    const lc = new Lcores('lcore-worker', import.meta.url, launches);
+    this.lcores = lc;
+    try {
+      await lc.launched();
+    } catch (e) {
+      await lc.wait().catch(() => {});
+      this.cpuOfLcore = new Map(lc.cpuOf);
+      this.lcores = undefined;
+      throw e;
+    }
   }
 
-  /** Seconds since the first lcore started forwarding (0 when not forwarding). */
+  /** Seconds since the lcores were launched into their loops (0 when not forwarding). */
   forwardingSeconds(): number {
     const t = this.lcores?.startedAt;
     return t === undefined ? 0 : (performance.now() - t) / 1000;

@@ -16,21 +16,26 @@
  * queue re-opened by another lcore carries on, and the main thread flushes
  * the tx buffers when the port stops.
  *
+ * A capture cut short in its last record is read as DPDK reads it: the
+ * good records are received, the cut one counts as one rx error (ierrors)
+ * and is named once on stderr, and the file ends there. A file that cannot
+ * be opened, or is no capture, is a bad devarg at probe.
+ *
  * dpkit's own devargs: tx_format=pcap|pcapng, tx_tsresol=ns|us (pcap files
- * default to nanoseconds), skip_truncated=1 (end at a truncated final record
- * with a warning instead of failing).
+ * default to nanoseconds); skip_truncated=1 is accepted for older command
+ * lines (it is what every capture gets now).
  */
-import { statSync } from 'node:fs';
+import { closeSync, openSync, statSync } from 'node:fs';
 import { ArgError } from '../../errors.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { boolArg } from '../../ethdev/devargs.js';
-import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
+import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
 import type { FwdKernel } from '../../eal/kernels.js';
 import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { MBUF_WORD_SHIFT, OlFlags, W_OL_FLAGS, W_TIMESTAMP_LO } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
-import { MAX_CAPLEN, PcapError, type PcapFormat, type TsResolution } from '../../pcap/format.js';
+import { MAX_CAPLEN, osReason, PcapError, type PcapFormat, type TsResolution } from '../../pcap/format.js';
 import { PcapReader, READER_STATE_WORDS, READER_WINDOW, readerEnded } from '../../pcap/reader.js';
 import { loadNs, storeNs, type Timestamp } from '../../pcap/time.js';
 import { PcapWriter, WRITER_BUFFER } from '../../pcap/writer.js';
@@ -44,12 +49,13 @@ const R_CURSOR = 0;
 
 interface PcapRxDesc extends QueueDescriptor {
   driver: 'net_pcap';
+  /** The device's name, for the line that names a cut record. */
+  dev: string;
   port: number;
   stats: number;
   pool: number;
   /** The capture this queue reads; null for a queue that receives nothing. */
   file: string | null;
-  skipTruncated: boolean;
   /** Streaming: the reader's window (bytes) and state (f64 index). */
   window: number;
   state: number;
@@ -101,8 +107,8 @@ class PcapRxQueue implements RxQueue {
       this.reader = new PcapReader(d.file, {
         window: heap.u8.subarray(d.window, d.window + READER_WINDOW),
         state: heap.f64.subarray(d.state, d.state + READER_STATE_WORDS),
-        skipTruncated: d.skipTruncated,
-        onWarning: (m) => process.emitWarning(m, 'PcapWarning'),
+        skipTruncated: true,
+        onWarning: (m) => cutRecord(d.dev, m, this.f64, d.stats),
       });
     }
   }
@@ -301,6 +307,17 @@ class PcapTxQueue implements TxQueue {
   }
 }
 
+/** A capture's cut last record (reported once: the reader ends there): one rx error, one line on stderr. */
+function cutRecord(dev: string, message: string, f64: Float64Array, stats: number): void {
+  f64[stats + RXQ_ERRORS]!++;
+  process.stderr.write(`${dev}: rx_pcap=${message}; counted as an rx error\n`);
+}
+
+/** A capture that is missing or not a capture is a bad devarg: exit 2 from the CLI, as DPDK refuses the probe. */
+function badFile(dev: string, key: 'rx_pcap' | 'tx_pcap', e: unknown): unknown {
+  return e instanceof PcapError ? new ArgError(`${dev}: ${key}=${e.message}`) : e;
+}
+
 function tsResolution(dev: string, v: string | undefined): TsResolution {
   if (v === undefined || v === 'ns' || v === 'us') return v ?? 'ns';
   throw new ArgError(`${dev}: tx_tsresol=${v}: expected ns or us`);
@@ -315,7 +332,6 @@ class PcapDriver implements EthDriver {
   private readonly rxFiles: string[];
   private readonly txFiles: string[];
   private readonly infinite: boolean;
-  private readonly skipTruncated: boolean;
   private readonly format: PcapFormat;
   private readonly resolution: TsResolution;
   private readonly mac: Uint8Array;
@@ -331,11 +347,24 @@ class PcapDriver implements EthDriver {
     for (const f of [...this.rxFiles, ...this.txFiles]) if (f === '') throw new ArgError(`${dev}: empty file name`);
     this.infinite = boolArg(dev, ctx.args, 'infinite_rx');
     if (this.infinite && this.rxFiles.length === 0) throw new ArgError(`${dev}: infinite_rx=1 needs an rx_pcap file`);
-    this.skipTruncated = boolArg(dev, ctx.args, 'skip_truncated');
+    boolArg(dev, ctx.args, 'skip_truncated'); // checked, no longer needed
     this.format = txFormat(dev, ctx.args.get('tx_format'));
     this.resolution = tsResolution(dev, ctx.args.get('tx_tsresol'));
-    // Fail at probe, as DPDK does, rather than at the first burst.
-    for (const f of this.rxFiles) new PcapReader(f, { window: new Uint8Array(READER_WINDOW) }).close();
+    // Fail at probe, as DPDK does (it opens every file there), rather than at the first burst.
+    for (const f of this.rxFiles) {
+      try {
+        new PcapReader(f, { window: new Uint8Array(READER_WINDOW) }).close();
+      } catch (e) {
+        throw badFile(dev, 'rx_pcap', e);
+      }
+    }
+    for (const f of this.txFiles) {
+      try {
+        closeSync(openSync(f, 'w'));
+      } catch (e) {
+        throw new ArgError(`${dev}: tx_pcap=${f}: cannot create: ${osReason(e)}`);
+      }
+    }
     this.mac = vdevMac(dev);
   }
 
@@ -354,8 +383,8 @@ class PcapDriver implements EthDriver {
   rxQueueSetup(q: number, _nbDesc: number, pool: Mempool, _conf: object, stats: number): RxQueue {
     const heap = this.ctx.heap;
     const file = this.rxFiles[q] ?? null;
-    const d: PcapRxDesc = { driver: 'net_pcap', port: this.ctx.portId, stats, pool: pool.offset, file, skipTruncated: this.skipTruncated, window: 0, state: 0, replayState: 0, replayTable: 0, replayCount: 0 };
-    if (file !== null && this.infinite) Object.assign(d, this.loadReplay(file));
+    const d: PcapRxDesc = { driver: 'net_pcap', dev: this.ctx.name, port: this.ctx.portId, stats, pool: pool.offset, file, window: 0, state: 0, replayState: 0, replayTable: 0, replayCount: 0 };
+    if (file !== null && this.infinite) Object.assign(d, this.loadReplay(file, stats));
     else if (file !== null) {
       d.window = heap.reserve(READER_WINDOW, 64, `${this.ctx.name} rx queue ${q} window`);
       d.state = heap.reserve(READER_STATE_WORDS * 8, 64, `${this.ctx.name} rx queue ${q} reader state`) >>> 3;
@@ -368,12 +397,11 @@ class PcapDriver implements EthDriver {
   }
 
   /** Reads a whole capture into the heap: the table of its packets, then their bytes. */
-  private loadReplay(file: string): Pick<PcapRxDesc, 'replayState' | 'replayTable' | 'replayCount'> {
+  private loadReplay(file: string, stats: number): Pick<PcapRxDesc, 'replayState' | 'replayTable' | 'replayCount'> {
     const heap = this.ctx.heap;
     let count = 0;
     let bytes = 0;
-    const warn = (m: string) => process.emitWarning(m, 'PcapWarning');
-    const scan = new PcapReader(file, { skipTruncated: this.skipTruncated, onWarning: warn });
+    const scan = new PcapReader(file, { skipTruncated: true, onWarning: (m) => cutRecord(this.ctx.name, m, heap.f64, stats) });
     try {
       while (scan.next()) {
         count++;
@@ -388,7 +416,7 @@ class PcapDriver implements EthDriver {
     let data = heap.reserve(bytes, 64, `${this.ctx.name} replay of ${bytes} bytes`);
     const u32 = heap.u32;
     u32[state + R_CURSOR] = 0;
-    const r = new PcapReader(file, { skipTruncated: this.skipTruncated });
+    const r = new PcapReader(file, { skipTruncated: true });
     try {
       for (let i = 0; r.next(); i++) {
         heap.u8.set(r.window.subarray(r.dataOff, r.dataOff + r.caplen), data);
@@ -414,7 +442,11 @@ class PcapDriver implements EthDriver {
       d.buffer = heap.reserve(WRITER_BUFFER, 64, `${this.ctx.name} tx queue ${q} records`);
       d.state = heap.reserve(8, 8, `${this.ctx.name} tx queue ${q} fill`) >>> 3;
       this.txq[q]?.close();
-      writer = PcapWriter.create(file, { format: this.format, resolution: this.resolution, buffer: heap.u8.subarray(d.buffer, d.buffer + WRITER_BUFFER), state: heap.f64.subarray(d.state, d.state + 1) });
+      try {
+        writer = PcapWriter.create(file, { format: this.format, resolution: this.resolution, buffer: heap.u8.subarray(d.buffer, d.buffer + WRITER_BUFFER), state: heap.f64.subarray(d.state, d.state + 1) });
+      } catch (e) {
+        throw badFile(this.ctx.name, 'tx_pcap', e);
+      }
       d.fd = writer.fd;
     }
     const txq = new PcapTxQueue(heap, d, writer);

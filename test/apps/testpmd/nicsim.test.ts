@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { parseTestpmdArgs } from '../../../src/apps/testpmd/options.js';
 import { Testpmd } from '../../../src/apps/testpmd/testpmd.js';
+import { testpmd } from './run.js';
 
-const ENTRY = fileURLToPath(new URL('../../../src/cli/dpkit.ts', import.meta.url));
 const quiet = () => {};
 const CABLE = ['--vdev', 'net_nicsim0,peer=net_nicsim1,tx_free_mode=bulkall', '--vdev', 'net_nicsim1,tx_free_mode=bulkall'];
 
@@ -39,7 +37,7 @@ describe('testpmd on two cabled net_nicsim ports', () => {
     assert.match(pmd.fwdParamsText(), /RX desc=512 - RX free threshold=64/);
     assert.match(pmd.fwdParamsText(), /TX offloads=0x10000 - TX RS bit threshold=64/);
     // 8 bursts of 32 per stream go round the loop: port 0 -> cable -> port 1 -> io -> port 0 ...
-    pmd.start(opts.txFirstBursts);
+    await pmd.start(opts.txFirstBursts);
     const until = performance.now() + 20_000;
     while (pmd.fwdStats().total.rxPackets < 20_000) {
       if (performance.now() > until) assert.fail(`only ${pmd.fwdStats().total.rxPackets} packets forwarded`);
@@ -56,12 +54,8 @@ describe('testpmd on two cabled net_nicsim ports', () => {
   });
 
   it('runs from the command line with the hardware pinned (hw_cpu), as the seed-txfree bench does', () => {
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', ENTRY, 'testpmd', '--lcores', '0@0,1@1', '--vdev', 'net_nicsim0,peer=net_nicsim1,hw_cpu=0', '--vdev', 'net_nicsim1', '--', '--forward-mode=io', '--total-num-mbufs=8192', '--tx-first-bursts=4', '--duration=1', '--json'],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
-    assert.equal(r.status, 0, r.stderr);
+    const r = testpmd(['--lcores', '0@0,1@1', '--vdev', 'net_nicsim0,peer=net_nicsim1,hw_cpu=0', '--vdev', 'net_nicsim1', '--', '--forward-mode=io', '--total-num-mbufs=8192', '--tx-first-bursts=4', '--duration=1', '--json']);
+    assert.equal(r.code, 0, r.stderr);
     const j = JSON.parse(r.stdout) as { total: { rxPackets: number }; ports: { nic: { imissed: number } }[] };
     assert.ok(j.total.rxPackets > 0, 'the loop forwarded');
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseCoreList, parseLcoreMap, parseTestpmdArgs } from '../../../src/apps/testpmd/options.js';
+import { formatCoreList, parseCoreList, parseCoreMask, parseLcoreMap, parseTestpmdArgs } from '../../../src/apps/testpmd/options.js';
 import { fwdStreams, txPortOf } from '../../../src/apps/testpmd/testpmd.js';
 
 const split = (s: string) => s.split(/\s+/).filter(Boolean);
@@ -45,6 +45,7 @@ describe('testpmd command line', () => {
   it('rejects unknown and bad options with one clear message', () => {
     assert.throws(() => parseTestpmdArgs(split('-- --frobnicate')), /Unknown option '--frobnicate'/);
     assert.throws(() => parseTestpmdArgs(split('--duration 3')), /unknown EAL option '--duration' \(testpmd's own options go after --/);
+    assert.throws(() => parseTestpmdArgs(split('--frobnicate')), /unknown EAL option '--frobnicate' \(dpkit testpmd --help lists the options\)$/);
     assert.throws(() => parseTestpmdArgs(split('-l 0-1 -- --nb-cores=2')), /--nb-cores=2: only 1 forwarding lcore in the lcore list/);
     assert.throws(() => parseTestpmdArgs(split('-- --burst=0')), /--burst=0: expected an integer in \[1, 512\]/);
     assert.throws(() => parseTestpmdArgs(split('-- --burst=600')), /--burst=600/);
@@ -52,6 +53,35 @@ describe('testpmd command line', () => {
     assert.throws(() => parseTestpmdArgs(split('-- --port-topology=ring')), /expected paired, chained or loop/);
     assert.throws(() => parseTestpmdArgs(split('-l 3-1')), /bad range '3-1'/);
     assert.throws(() => parseTestpmdArgs(split('-- --datapath=c')), /expected wasm or ts/);
+  });
+
+  it('takes the lcores as EAL does: -l and -c name CPUs this machine has, --lcores with @ may put more lcores on them', () => {
+    const two = [0, 1];
+    assert.deepEqual(parseTestpmdArgs(split('-c 0x3'), two).lcores, [0, 1]);
+    assert.deepEqual(parseTestpmdArgs(split('-c 3'), two).lcores, [0, 1]);
+    assert.throws(() => parseTestpmdArgs(split('-l 0-63'), two), /^ArgError: -l 0-63: invalid core list, please check specified cores are part of 0-1 /);
+    assert.throws(() => parseTestpmdArgs(split('-c 0xff'), two), /-c 0xff: invalid coremask, please check specified cores are part of 0-1/);
+    assert.throws(() => parseTestpmdArgs(split('-c 0xzz'), two), /-c 0xzz: not a hexadecimal coremask/);
+    assert.throws(() => parseTestpmdArgs(split('-l 0-1 -c 0x3'), two), /-l and -c: give one of -l, -c and --lcores/);
+    const o = parseTestpmdArgs(split('--lcores (0-3)@(0-1) -- --nb-cores=3'), two);
+    assert.deepEqual([o.lcores, o.nbCores, o.lcoreCpus!.get(3)], [[0, 1, 2, 3], 3, [0, 1]]);
+    assert.deepEqual(parseCoreMask('0x1f0'), [4, 5, 6, 7, 8]);
+    assert.equal(formatCoreList([0, 1, 2, 3, 6, 8, 9]), '0-3,6,8-9');
+  });
+
+  it("accepts every EAL option of DPDK 22.11, noting the ones that change nothing here", () => {
+    const eal =
+      '-l 0-1 --allow 0000:00:04.0 -a 0000:00:05.0 -b 0000:00:06.0 --block 0000:00:07.0 -n 4 -r 2 -m 512 -d /usr/lib/dpdk -s 0x2 -S 1 -v ' +
+      '--huge-unlink --huge-worker-stack=8192 --huge-dir /mnt/huge --no-huge --socket-mem 512 --socket-limit 1024 --single-file-segments ' +
+      '--legacy-mem --match-allocations --in-memory --iova-mode va --base-virtaddr 0x100000000 --proc-type primary --file-prefix x --no-shconf ' +
+      '--create-uio-dev --vfio-intr msix --vfio-vf-token 14d63f20-8445-11ea-8900-1f9ce7d5650d --no-hpet --vmware-tsc-map --mbuf-pool-ops-name ring_mp_mc ' +
+      '--log-level 8 --syslog daemon --trace .* --trace-dir /tmp --trace-bufsz 2M --trace-mode overwrite --telemetry --no-telemetry ' +
+      '--force-max-simd-bitwidth 512 --no-pci --main-lcore 0 --vdev net_null0 --vdev net_null1';
+    const o = parseTestpmdArgs(split(`${eal} -- --forward-mode=io`), [0, 1]);
+    assert.deepEqual([o.lcores, o.vdevs], [[0, 1], ['net_null0', 'net_null1']]);
+    for (const k of ['--allow', '-a', '-b', '--block', '-d', '-s', '-S', '-v', '--huge-unlink', '--huge-worker-stack', '--trace', '--force-max-simd-bitwidth', '--vfio-vf-token']) {
+      assert.ok(o.notes.some((n) => n.startsWith(`EAL option ${k} accepted and ignored`)), `${k} noted`);
+    }
   });
 
   it('parses core lists and lcore maps', () => {

@@ -4,23 +4,26 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseTestpmdArgs } from '../../../src/apps/testpmd/options.js';
 import { Testpmd } from '../../../src/apps/testpmd/testpmd.js';
 import { frame, packets, readCapture, writeCapture } from '../../pcap/captures.js';
+import { testpmd as run, THREE_LCORES } from './run.js';
 
-const ENTRY = fileURLToPath(new URL('../../../src/cli/dpkit.ts', import.meta.url));
 const TSHARK = existsSync('/usr/bin/tshark');
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-testpmd-pcap-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const path = (name: string) => join(dir, name);
 
+/**
+ * Runs testpmd until its captures end. Its stdin ends at once, which alone
+ * would stop it (as DPDK's); a long --duration keeps it forwarding instead.
+ */
 function testpmd(args: string[]) {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', ENTRY, 'testpmd', ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr, seconds: (performance.now() - t0) / 1000 };
+  const withDuration = args.some((a) => a.startsWith('--duration')) ? args : args.includes('--') ? [...args, '--duration=600'] : [...args, '--', '--duration=600'];
+  return { ...run(withDuration), seconds: (performance.now() - t0) / 1000 };
 }
 
 function tshark(file: string, fields: string[]): string[][] {
@@ -52,7 +55,7 @@ describe('testpmd on net_pcap', () => {
     writeCapture(path('qa.pcap'), packets(Array(100).fill(64)));
     writeCapture(path('qb.pcap'), packets(Array(50).fill(1000), 1_800_000_000));
     const r = testpmd([
-      '-l', '0-2',
+      ...THREE_LCORES,
       '--vdev', `net_pcap0,rx_pcap=${path('qa.pcap')},rx_pcap=${path('qb.pcap')}`,
       '--vdev', `net_pcap1,tx_pcap=${path('qc.pcap')},tx_pcap=${path('qd.pcap')}`,
       '--', '--rxq=2', '--txq=2', '--nb-cores=2', '--total-num-mbufs=8192', '--json',
@@ -76,7 +79,7 @@ describe('testpmd on net_pcap', () => {
     let rounds = 0;
     // Bounded: a driver that forgot where it was would never end.
     while (!pmd.inputEnded() && rounds < 12) {
-      pmd.start();
+      await pmd.start();
       rounds++;
       // Stop part-way through the first rounds; let the last one reach the end.
       const before = rx();
@@ -100,17 +103,37 @@ describe('testpmd on net_pcap', () => {
     assert.ok(j.ports[0]!.rxPackets > 1000, `replayed ${j.ports[0]!.rxPackets} packets`);
   });
 
-  it('says which capture is bad and why', () => {
-    writeCapture(path('ok.pcap'), packets([64]));
-    const cut = readFileSync(path('ok.pcap')).subarray(0, 30);
+  it('forwards the good records of a capture cut mid-record, counts the cut one as an rx error and says so once', () => {
+    writeCapture(path('whole.pcap'), packets([64, 64, 1000]));
+    const whole = readFileSync(path('whole.pcap'));
     const bad = path('cut.pcap');
-    writeFileSync(bad, cut);
-    const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${bad}`, '--', '--duration=1']);
-    assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /cut\.pcap: offset 24: truncated record header: 16 bytes needed, 6 left in the file/);
-    const skip = testpmd(['--vdev', `net_pcap0,rx_pcap=${bad},skip_truncated=1`, '--vdev', `net_pcap1,tx_pcap=${path('cut-out.pcap')}`, '--', '--total-num-mbufs=8192']);
-    assert.equal(skip.code, 0, skip.stderr);
-    assert.match(skip.stderr, /truncated record header.*skipped, reading ends here/);
+    writeFileSync(bad, whole.subarray(0, whole.length - 500));
+    const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${bad}`, '--vdev', `net_pcap1,tx_pcap=${path('cut-out.pcap')}`, '--', '--total-num-mbufs=8192', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout) as { ports: { port: number; rxPackets: number; nic: { ierrors: number } }[] };
+    assert.deepEqual([j.ports[0]!.rxPackets, j.ports[0]!.nic.ierrors], [2, 1]);
+    assert.equal(readCapture(path('cut-out.pcap')).length, 2, 'the good records went through');
+    assert.equal(r.stderr.match(/truncated record/g)?.length, 1, r.stderr);
+    assert.match(r.stderr, /net_pcap0: rx_pcap=.*cut\.pcap: offset 184: truncated record: 1016 bytes needed, 516 left in the file.*counted as an rx error/);
+    assert.doesNotMatch(r.stderr, /\(node:\d+\)|Warning/);
+  });
+
+  it('stops with exit 1 naming the lcore and the record when a capture turns out malformed while forwarding', () => {
+    writeCapture(path('ok3.pcap'), packets([64, 64, 64]));
+    const b = readFileSync(path('ok3.pcap'));
+    b.writeUInt32LE(0x7fffffff, 24 + 80 + 8); // the second record's caplen: larger than any snaplen
+    writeFileSync(path('corrupt.pcap'), b);
+    const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${path('corrupt.pcap')}`, '--vdev', 'net_null1', '--', '--total-num-mbufs=8192', '--stats-period=1']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^dpkit: lcore 1: .*corrupt\.pcap: offset 104: record caplen 2147483647 is larger than 262144: corrupt record header$/m);
+  });
+
+  it('says which capture is no capture, and why, before any port starts', () => {
+    const bad = path('short.bin');
+    writeFileSync(bad, Buffer.from('not a capture at all, no'));
+    const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${bad}`]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^dpkit: net_pcap0: rx_pcap=.*short\.bin: offset 0: bad magic 0x6e6f7420: not a pcap or pcapng capture\n$/);
   });
 
   it('swaps MACs as tshark sees them', { skip: !TSHARK && !REQUIRED && 'tshark not installed (apt-get install tshark; .ci/run does)' }, () => {

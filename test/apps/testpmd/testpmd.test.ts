@@ -15,7 +15,7 @@ it('reports a leaked mbuf at close as an error naming the pool and the count', (
 
 it('closes with the pool full when everything came back, after forwarding on a worker lcore', async () => {
   const pmd = new Testpmd(parseTestpmdArgs(['--vdev', 'net_ring0', '--vdev', 'net_ring1', '--', '--total-num-mbufs=4096']), quiet);
-  pmd.start(1); // tx_first: packets circulate in the rings
+  await pmd.start(1); // tx_first: packets circulate in the rings
   await new Promise((r) => setTimeout(r, 300));
   const text = await pmd.stop();
   assert.match(text, /Accumulated forward statistics/);
@@ -26,7 +26,7 @@ it('closes with the pool full when everything came back, after forwarding on a w
 
 it("prints `show config fwd` as testpmd does: chained topology, 3 streams over 2 lcores", () => {
   const pmd = new Testpmd(
-    parseTestpmdArgs(['-l', '0-2', '--vdev', 'net_null0', '--vdev', 'net_null1', '--vdev', 'net_null2', '--', '--port-topology=chained', '--nb-cores=2', '--total-num-mbufs=4096']),
+    parseTestpmdArgs(['-l', '0-2', '--vdev', 'net_null0', '--vdev', 'net_null1', '--vdev', 'net_null2', '--', '--port-topology=chained', '--nb-cores=2', '--total-num-mbufs=4096'], [0, 1, 2, 3]),
     quiet,
   );
   assert.equal(
