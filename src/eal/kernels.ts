@@ -24,16 +24,6 @@ export type Datapath = 'wasm' | 'ts';
 /** A kernel as JavaScript sees it: u32 arguments (heap byte offsets, counts), a u32 result. */
 export type KernelFn = (...args: number[]) => number;
 
-/** See src/kernels/as/vhost.as.ts. Offsets are heap byte offsets. (Moves beside src/vhost and src/drivers/virtio with its kernels.) */
-export interface VhostKernel {
-  enqueueFast(mbufs: number, n: number, desc: number, availRing: number, usedRing: number, mask: number, num: number, lastAvail: number, usedIdx: number, avail: number, table: number, perPacket: number, dsts: number): number;
-  rxFast(burst: number, n: number, usedRing: number, mask: number, lastUsed: number, ready: number, sw: number, limit: number, free: number, numFree: number, cap: number, port: number, stats: number): number;
-  dequeueFast(mbufs: number, n: number, desc: number, availRing: number, usedRing: number, mask: number, num: number, lastAvail: number, usedIdx: number, table: number, segRoom: number, port: number, srcs: number): number;
-  txFast(burst: number, n: number, state: number, nextFree: number, sw: number, ndesc: number, desc: number, availRing: number, mask: number, idx: number, gpaHi: number, stats: number): number;
-  txCleanup(usedRing: number, mask: number, ready: number, num: number, state: number, sw: number, nextFree: number, ndesc: number, stage: number, inOrder: number): number;
-  fillOne(mbufs: number, count: number, free: number, numFree: number, sw: number, desc: number, availRing: number, mask: number, idx: number, offset: number, cap: number, gpaHi: number): number;
-}
-
 export type MacswapKernelFn = (objs: number, n: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number, setVlan: number, setQinq: number) => void;
 
 /** See src/kernels/as/fwd.as.ts. (Moves beside src/fwd and the drivers with its kernels.) */
@@ -46,8 +36,6 @@ export interface FwdKernel {
   fiveTupleSwap: MacswapKernelFn;
   /** net_pcap infinite_rx (twin: PcapRxQueue's replay loop). */
   pcapReplay(objs: number, n: number, table: number, count: number, cursor: number, port: number, room: number, stats: number): number;
-  /** vhost's copies for a burst: (dst, src, len) triples (twin: src/vhost/copy-list.ts). */
-  copyList(list: number, count: number): void;
   macFwd(objs: number, n: number, w0: number, w1: number, w2: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number): void;
   /** csum (twin: fwd/csum.ts): the MAC words as macFwd's; `stats` is the stream's counter slot as a heap byte offset. */
   csum(objs: number, n: number, w0: number, w1: number, w2: number, keepHi: number, stats: number): void;
@@ -90,7 +78,6 @@ export class Kernels {
    * with `fn` needs none of them.
    */
   readonly fwd: FwdKernel;
-  readonly vhost: VhostKernel;
   readonly nicsim: NicsimKernel;
   /** The `layout…` globals: each record file's layout id the module was compiled with (test/eal/layout.test.ts). */
   readonly layout: Readonly<Record<string, number>>;
@@ -102,7 +89,6 @@ export class Kernels {
     }
     this.layout = layout;
     this.fwd = exports as unknown as FwdKernel;
-    this.vhost = exports as unknown as VhostKernel;
     this.nicsim = exports as unknown as NicsimKernel;
   }
 

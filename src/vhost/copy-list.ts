@@ -1,6 +1,6 @@
 /**
  * The copies of one burst, gathered while the rings are walked and done in
- * one wasm call (`copyList`): walking the guest's descriptors is checks and
+ * one wasm call (`vhostCopyList`, copy-list.as.ts): walking the guest's descriptors is checks and
  * branches, done in TypeScript; moving the bytes is `memory.copy`, 3x faster
  * than `copyWithin` on shared memory, and a wasm call per copy would cost
  * more than a 64-byte copy itself.
@@ -10,7 +10,6 @@
  * used index is published).
  */
 import type { Heap } from '../eal/heap.js';
-import type { FwdKernel } from '../eal/kernels.js';
 
 /** Copies gathered before a flush is forced. */
 export const COPY_LIST_MAX = 1024;
@@ -22,15 +21,15 @@ export class CopyList {
   private readonly list: Uint32Array;
   private readonly slots: number;
   private nSlots = 0;
-  private readonly u8: Uint8Array;
-  private readonly kernel: FwdKernel | null;
+  /** The kernel, or its twin: chosen once. */
+  private readonly copy: (list: number, n: number) => void;
   private n = 0;
 
   constructor(heap: Heap) {
     this.list = heap.scratch('vhost copy list', COPY_LIST_MAX * 3);
     this.slots = heap.scratch('vhost header slots', HDR_SLOTS * 4).byteOffset;
-    this.u8 = heap.u8;
-    this.kernel = heap.kernels?.fwd ?? null;
+    const k = heap.kernels;
+    this.copy = k !== null ? k.fn('vhostCopyList') : copyListTs(heap.u8, heap.u32);
   }
 
   add(dst: number, src: number, len: number): void {
@@ -52,14 +51,14 @@ export class CopyList {
     this.nSlots = 0;
     if (n === 0) return;
     this.n = 0;
-    if (this.kernel !== null) this.kernel.copyList(this.list.byteOffset, n);
-    else this.copyListTs(n);
+    this.copy(this.list.byteOffset, n);
   }
+}
 
-  /** The twin of the copyList kernel. */
-  private copyListTs(n: number): void {
-    const l = this.list;
-    const u8 = this.u8;
-    for (let e = 0; e < n * 3; e += 3) u8.copyWithin(l[e]!, l[e + 1]!, l[e + 1]! + l[e + 2]!);
-  }
+/** The twin of the vhostCopyList kernel, same signature: `n` (dst, src, len) triples at heap byte `list`. */
+export function copyListTs(u8: Uint8Array, u32: Uint32Array): (list: number, n: number) => void {
+  return (list, n) => {
+    const l = list >>> 2;
+    for (let e = l; e < l + n * 3; e += 3) u8.copyWithin(u32[e]!, u32[e + 1]!, u32[e + 1]! + u32[e + 2]!);
+  };
 }

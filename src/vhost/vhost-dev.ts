@@ -15,6 +15,7 @@ import { GuestMemory, MAX_REGIONS } from '../virtio/guest-memory.js';
 import { VRING_MAX_SIZE, Vring, isVringSize } from '../virtio/vring.js';
 import { Feature, SUPPORTED_FEATURES, VRING_USED_F_NO_NOTIFY, bit, featureNames, has, type Features } from '../virtio/virtio-net.js';
 import { NO_NOTIFIER, Req, reqName, type Backend, type MemRegion, type VhostUserMsg, type VhostUserReply } from './protocol.js';
+import { VHOST_QUEUE_SIZE } from './vhost-queue-layout.js';
 import type { VhostQueueDesc } from './vhost-queue.js';
 import * as S from './vring-state.js';
 
@@ -48,6 +49,8 @@ export class VhostDev implements Backend {
   readonly mem: GuestMemory;
   /** f64 slot of vring 0's state block. */
   readonly states: number;
+  /** Heap byte offset of vring 0's data-path block (vhost-queue.record.ts), one per vring after it. */
+  private readonly blocks: number;
   private readonly f64: Float64Array;
   private readonly u16: Uint16Array;
   private readonly vrings: VringConf[];
@@ -64,6 +67,7 @@ export class VhostDev implements Backend {
   ) {
     this.mem = GuestMemory.create(heap);
     this.states = S.reserveVringStates(heap, 2 * opts.queues);
+    this.blocks = heap.reserve(2 * opts.queues * VHOST_QUEUE_SIZE, 64, 'vhost queue blocks');
     this.f64 = heap.f64;
     this.u16 = heap.u16;
     this.offered = SUPPORTED_FEATURES & ~(opts.disable ?? 0n);
@@ -77,7 +81,7 @@ export class VhostDev implements Backend {
   /** The data-path descriptor of vring `index`. */
   queueDesc(index: number, port: number): VhostQueueDesc {
     const state = this.states + index * S.STATE_SLOTS;
-    return { memTable: this.mem.at, state, port, nombuf: state + S.S_NOMBUF };
+    return { memTable: this.mem.at, state, q: this.blocks + index * VHOST_QUEUE_SIZE, port, nombuf: state + S.S_NOMBUF };
   }
 
   /** The negotiated features (after SET_FEATURES). */

@@ -21,14 +21,15 @@
  * memory outside the guest's regions.
  */
 import type { Burst, Heap } from '../eal/heap.js';
-import type { VhostKernel } from '../eal/kernels.js';
 import { Mbufs } from '../mem/mbuf.js';
 import { H_DATA_LEN, H_NB_SEGS, H_PORT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../mem/mbuf-layout.js';
 import type { Mempool } from '../mem/mempool.js';
 import { GuestMemory } from '../virtio/guest-memory.js';
-import { Chain, DESC_SIZE, VRING_DESC_F_WRITE, Vring } from '../virtio/vring.js';
+import { Chain, Vring } from '../virtio/vring.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_AVAIL_F_NO_INTERRUPT, needEvent } from '../virtio/virtio-net.js';
 import { CopyList } from './copy-list.js';
+import { VQ_F_AVAIL_PER_PACKET, VQ_W_ADDRS, VQ_W_AVAIL, VQ_W_AVAIL_RING, VQ_W_DESC, VQ_W_FLAGS, VQ_W_LAST_AVAIL, VQ_W_MASK, VQ_W_NUM, VQ_W_PORT, VQ_W_SEG_ROOM, VQ_W_TABLE, VQ_W_USED, VQ_W_USED_IDX } from './vhost-queue-layout.js';
+import { vhostOps, type VhostOps } from './vhost-queue.twin.js';
 import * as S from './vring-state.js';
 
 /** Buffers one chain (or one packet's mergeable buffers) may use: DPDK's BUF_VECTOR_MAX. */
@@ -42,8 +43,10 @@ const ADDRS_KEY = 'vhost packet addresses';
 export interface VhostQueueDesc {
   /** Heap byte offset of the device's guest memory table. */
   memTable: number;
-  /** f64 slot of this vring's state block. */
+  /** f64 slot of this vring's state block (vring-state.record.ts). */
   state: number;
+  /** Heap byte offset of this vring's data-path block (vhost-queue.record.ts), which the fast kernels read. */
+  q: number;
   /** Port id stamped into received mbufs. */
   port: number;
   /** f64 slot that counts failed mbuf allocations: the vring's own, or a port's rx_nombuf. */
@@ -54,8 +57,7 @@ export class VhostQueue {
   private readonly u16: Uint16Array;
   private readonly u32: Uint32Array;
   private readonly i32: Int32Array;
-  private readonly view: DataView;
-  private readonly kernel: VhostKernel | null;
+  private readonly ops: VhostOps;
   private readonly f64: Float64Array;
   private readonly mem: GuestMemory;
   private readonly mb: Mbufs;
@@ -72,6 +74,10 @@ export class VhostQueue {
   /** The fast kernels' note of where each packet's bytes go or come from, between their two passes. */
   private addrs: Burst;
   private readonly st: number;
+  /** The data-path block's byte offset, and as a u32 index. */
+  private readonly q: number;
+  private readonly qw: number;
+  private readonly lc: number;
   private readonly memTable: number;
   private readonly port: number;
   private readonly nombuf: number;
@@ -94,15 +100,17 @@ export class VhostQueue {
     this.u16 = heap.u16;
     this.u32 = heap.u32;
     this.i32 = heap.i32;
-    this.view = heap.view;
-    this.kernel = heap.kernels?.vhost ?? null;
     this.f64 = heap.f64;
     this.mem = new GuestMemory(heap, d.memTable);
     this.mb = new Mbufs(heap);
+    this.ops = vhostOps(heap, this.mb);
     this.copies = new CopyList(heap);
     this.extra = heap.scratch('vhost extra segments', BUF_VECTOR_MAX);
     this.addrs = heap.scratch(ADDRS_KEY, 64);
     this.st = d.state;
+    this.q = d.q;
+    this.qw = d.q >>> 2;
+    this.lc = heap.lcore;
     this.memTable = d.memTable;
     this.nombuf = d.nombuf;
     this.port = d.port;
@@ -125,11 +133,26 @@ export class VhostQueue {
           this.lastAvail = f[this.st + S.S_LAST_AVAIL]!;
           this.lastUsed = f[this.st + S.S_LAST_USED]!;
           this.call = f[this.st + S.S_CALL]!;
+          this.writeBlock(r);
           this.suppressKicks();
         }
       }
     }
     return this.ring !== null;
+  }
+
+  /** The ring's part of the data-path block, for the fast kernels (what the call's part leaves out). */
+  private writeBlock(r: Vring): void {
+    const u32 = this.u32;
+    const w = this.qw;
+    u32[w + VQ_W_DESC] = r.desc;
+    u32[w + VQ_W_AVAIL_RING] = r.avail + 4;
+    u32[w + VQ_W_USED] = r.used;
+    u32[w + VQ_W_MASK] = r.num - 1;
+    u32[w + VQ_W_NUM] = r.num;
+    u32[w + VQ_W_TABLE] = this.memTable;
+    u32[w + VQ_W_PORT] = this.port;
+    u32[w + VQ_W_FLAGS] = (this.flags & S.F_AVAIL_PER_PACKET) !== 0 ? VQ_F_AVAIL_PER_PACKET : 0;
   }
 
   /** Entries the guest has made available beyond ours, or -1 when its index is more than a ring ahead. */
@@ -164,56 +187,27 @@ export class VhostQueue {
     let usedIdx = oldUsed;
     let spent = 0; // avail entries taken by the packets before this one
     let sent = 0;
-    const desc = ring.desc;
-    const view = this.view;
-    const kernel = this.kernel !== null && mbufs.buffer === this.heap.buffer ? this.kernel : null;
+    const qw = this.qw;
     for (; sent < n; sent++) {
-      if (kernel !== null) {
-        // The common case for as many packets as take it, in one wasm call.
-        if (this.addrs.length < n - sent) this.addrs = this.heap.scratch(ADDRS_KEY, n - sent);
-        const done = kernel.enqueueFast(mbufs.byteOffset + sent * 4, n - sent, desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, avail - spent, this.memTable, perPacket ? 1 : 0, this.addrs.byteOffset);
-        if (done > 0) {
-          if (perPacket) f[this.st + S.S_AVAIL_READS] += done;
-          sent += done;
-          spent += done;
-          lastAvail = (lastAvail + done) & 0xffff;
-          usedIdx = (usedIdx + done) & 0xffff;
-          if (sent === n) break;
-        }
+      // The common case for as many packets as take it, in one call (vhostEnqueue).
+      if (this.addrs.length < n - sent) this.addrs = this.heap.scratch(ADDRS_KEY, n - sent);
+      u32[qw + VQ_W_LAST_AVAIL] = lastAvail;
+      u32[qw + VQ_W_USED_IDX] = usedIdx;
+      u32[qw + VQ_W_AVAIL] = avail - spent;
+      u32[qw + VQ_W_ADDRS] = this.addrs.byteOffset;
+      const done = this.ops.enqueue(this.q, this.lc, mbufs.byteOffset + sent * 4, n - sent);
+      if (done > 0) {
+        if (perPacket) f[this.st + S.S_AVAIL_READS] += done;
+        sent += done;
+        spent += done;
+        lastAvail = (lastAvail + done) & 0xffff;
+        usedIdx = (usedIdx + done) & 0xffff;
+        if (sent === n) break;
       }
       const m = mbufs[sent]!;
       const need = NET_HDR_SIZE + u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
       if (perPacket) avail = this.availCount(); // the study arm: the avail line touched per packet
-      // The common case first (the twin of the enqueueFast kernel): the next
-      // entry is one writable descriptor that holds the whole packet.
-      if (spent < avail) {
-        const head = u16[availRing + (lastAvail & this.mask)]!;
-        const dw = (desc + (head & this.mask) * DESC_SIZE) >>> 2;
-        const flags = u32[dw + 3]! & 0xffff;
-        if (head < this.num && flags === VRING_DESC_F_WRITE && u32[dw + 2]! >= need) {
-          const dst = this.mem.translate(u32[dw + 1]! * 4294967296 + u32[dw]!, need);
-          if (dst >= 0) {
-            // The header: all zero but num_buffers = 1 (meaningful with MRG_RXBUF, ignored without).
-            view.setUint32(dst, 0, true);
-            view.setUint32(dst + 4, 0, true);
-            view.setUint32(dst + 8, 1 << 16, true);
-            let at = dst + NET_HDR_SIZE;
-            for (let s = m; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
-              const len = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
-              this.copies.add(at, this.mb.mtod(s), len);
-              at += len;
-            }
-            const e = (ring.used + 4 + 8 * (usedIdx & this.mask)) >>> 2;
-            u32[e] = head;
-            u32[e + 1] = need;
-            usedIdx = (usedIdx + 1) & 0xffff;
-            lastAvail = (lastAvail + 1) & 0xffff;
-            spent++;
-            continue;
-          }
-        }
-      }
-      // Anything else: take avail entries until the packet fits (one entry without MRG_RXBUF).
+      // Anything else (the kernel stopped here): take avail entries until the packet fits (one entry without MRG_RXBUF).
       let taken = 0;
       let k = 0;
       let g = 0;
@@ -333,13 +327,17 @@ export class VhostQueue {
     const chain = this.chain;
     const mb = this.mb;
     const segRoom = mb.tailroom(mbufs[0]!);
-    if (this.kernel !== null && mbufs.buffer === this.heap.buffer) {
-      // One-descriptor packets that fit one mbuf, in one wasm call, until the first that is not.
-      if (this.addrs.length < count) this.addrs = this.heap.scratch(ADDRS_KEY, count);
-      got = this.kernel.dequeueFast(mbufs.byteOffset, count, ring.desc, ring.avail + 4, ring.used, this.mask, this.num, lastAvail, usedIdx, this.memTable, segRoom, this.port, this.addrs.byteOffset);
-      lastAvail = (lastAvail + got) & 0xffff;
-      usedIdx = (usedIdx + got) & 0xffff;
-    }
+    // One-descriptor packets that fit one mbuf, in one call (vhostDequeue), until the first that is not.
+    if (this.addrs.length < count) this.addrs = this.heap.scratch(ADDRS_KEY, count);
+    const qw = this.qw;
+    const u32 = this.u32;
+    u32[qw + VQ_W_LAST_AVAIL] = lastAvail;
+    u32[qw + VQ_W_USED_IDX] = usedIdx;
+    u32[qw + VQ_W_SEG_ROOM] = segRoom;
+    u32[qw + VQ_W_ADDRS] = this.addrs.byteOffset;
+    got = this.ops.dequeue(this.q, this.lc, mbufs.byteOffset, count);
+    lastAvail = (lastAvail + got) & 0xffff;
+    usedIdx = (usedIdx + got) & 0xffff;
     for (let t = got; t < count; t++) {
       const head = u16[availRing + (lastAvail & this.mask)]!;
       const nb = ring.walk(head, chain);

@@ -12,14 +12,27 @@
  */
 import { ArgError } from '../errors.js';
 import type { Heap } from '../eal/heap.js';
+import { GM_F_COUNT, GM_F_REGIONS, GR_F_GPA, GR_F_OFFSET, GR_F_SIZE, GUEST_MEMORY_BYTES, GUEST_REGION_SIZE, MAX_REGIONS } from './guest-memory-layout.js';
 
-/** vhost-user's VHOST_MEMORY_MAX_NREGIONS. */
-export const MAX_REGIONS = 8;
-// f64 words: region count, then per region guest start, size, heap offset.
-const T_COUNT = 0;
-export const T_REGIONS = 1;
-export const REGION_WORDS = 3;
-export const GUEST_MEMORY_BYTES = (T_REGIONS + MAX_REGIONS * REGION_WORDS) * 8;
+export { GUEST_MEMORY_BYTES, MAX_REGIONS };
+/** f64 words per region. */
+const REGION_WORDS = GUEST_REGION_SIZE / 8;
+
+/**
+ * The translation itself, over the table whose first f64 word is `base`: the
+ * heap offset of guest range [gpa, gpa + len), or -1 when no one region holds
+ * it whole. The twins of the vhost kernels call it too (the kernels' own copy
+ * is guestTranslate in guest-memory.as.ts).
+ */
+export function translateIn(f: Float64Array, base: number, gpa: number, len: number): number {
+  const n = f[base + GM_F_COUNT]!;
+  for (let i = 0, w = base + GM_F_REGIONS; i < n; i++, w += REGION_WORDS) {
+    const off = gpa - f[w + GR_F_GPA]!;
+    // Both tests on the distance from the region's start: no sum that could round.
+    if (off >= 0 && off < f[w + GR_F_SIZE]! && len <= f[w + GR_F_SIZE]! - off) return f[w + GR_F_OFFSET]! + off;
+  }
+  return -1;
+}
 
 export interface Region {
   /** Guest-physical address of the first byte. */
@@ -65,18 +78,18 @@ export class GuestMemory {
     });
     const f = this.f64;
     const b = this.base;
-    f[b + T_COUNT] = 0; // readers see no region while the table changes
+    f[b + GM_F_COUNT] = 0; // readers see no region while the table changes
     sorted.forEach((r, i) => {
-      const w = b + T_REGIONS + i * REGION_WORDS;
-      f[w] = r.gpa;
-      f[w + 1] = r.size;
-      f[w + 2] = r.offset;
+      const w = b + GM_F_REGIONS + i * REGION_WORDS;
+      f[w + GR_F_GPA] = r.gpa;
+      f[w + GR_F_SIZE] = r.size;
+      f[w + GR_F_OFFSET] = r.offset;
     });
-    f[b + T_COUNT] = sorted.length;
+    f[b + GM_F_COUNT] = sorted.length;
   }
 
   get regionCount(): number {
-    return this.f64[this.base + T_COUNT]!;
+    return this.f64[this.base + GM_F_COUNT]!;
   }
 
   /**
@@ -85,14 +98,6 @@ export class GuestMemory {
    */
   translate(gpa: number, len: number): number {
     if (!(len > 0) || !(gpa >= 0)) return -1;
-    const f = this.f64;
-    const n = f[this.base + T_COUNT]!;
-    for (let i = 0, w = this.base + T_REGIONS; i < n; i++, w += REGION_WORDS) {
-      const start = f[w]!;
-      const off = gpa - start;
-      // Both tests on the distance from the region's start: no sum that could round.
-      if (off >= 0 && off < f[w + 1]! && len <= f[w + 1]! - off) return f[w + 2]! + off;
-    }
-    return -1;
+    return translateIn(this.f64, this.base, gpa, len);
   }
 }

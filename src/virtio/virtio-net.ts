@@ -36,10 +36,8 @@ export const SUPPORTED_FEATURES: Features =
   bit(Feature.NET_F_MAC) |
   bit(Feature.F_PROTOCOL_FEATURES);
 
-/** sizeof(struct virtio_net_hdr_mrg_rxbuf): flags, gso_type, hdr_len, gso_size, csum_start, csum_offset, num_buffers. */
-export const NET_HDR_SIZE = 12;
-/** Byte offset of num_buffers in the header. */
-export const HDR_NUM_BUFFERS = 10;
+/** The header's size and num_buffers' offset (declared in virtio-net.record.ts). */
+export { HDR_NUM_BUFFERS, NET_HDR_SIZE } from './virtio-net-layout.js';
 
 /** Names of feature bits for messages. */
 export function featureNames(f: Features): string {

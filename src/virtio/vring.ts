@@ -12,11 +12,10 @@
  */
 import type { GuestMemory } from './guest-memory.js';
 
-export const VRING_DESC_F_NEXT = 1;
-export const VRING_DESC_F_WRITE = 2;
-export const VRING_DESC_F_INDIRECT = 4;
-/** Bytes of one descriptor: addr u64, len u32, flags u16, next u16. */
-export const DESC_SIZE = 16;
+import { DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from './vring-layout.js';
+
+/** The descriptor's size and flags (declared in vring.record.ts). */
+export { DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE };
 /** Largest queue (virtio: 32768 for split rings). */
 export const VRING_MAX_SIZE = 32768;
 

@@ -4,7 +4,7 @@ import { Heap } from '../../src/eal/heap.js';
 
 it('the kernels copy every length from 0 to 300 bytes exactly, at any alignment, touching nothing around', () => {
   const heap = Heap.create({ size: 4 << 20 });
-  const fwd = heap.kernels!.fwd;
+  const copyList = heap.kernels!.fn('vhostCopyList');
   const u8 = heap.u8;
   const src = heap.reserve(1024, 64);
   const dst = heap.reserve(1024, 64);
@@ -21,7 +21,7 @@ it('the kernels copy every length from 0 to 300 bytes exactly, at any alignment,
       list[0] = dst + 32 + dO;
       list[1] = src + 32 + so;
       list[2] = len;
-      fwd.copyList(list.byteOffset, 1);
+      copyList(list.byteOffset, 1);
       const at = `length ${len}, source +${so}, destination +${dO}`;
       assert.deepEqual(u8.subarray(dst + 32 + dO, dst + 32 + dO + len), u8.subarray(src + 32 + so, src + 32 + so + len), at);
       assert.ok(u8.subarray(dst, dst + 32 + dO).every((b) => b === 0xa5), `${at}: a byte before the copy changed`);

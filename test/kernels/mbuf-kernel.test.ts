@@ -9,9 +9,12 @@ import { H_NB_SEGS, MBUF_HALF_SHIFT, MBUF_LAYOUT_ID, MBUF_SHIFT } from '../../sr
 import { CACHE_STRIDE, MEMPOOL_LAYOUT_ID, P_CACHE_BASE, P_RING } from '../../src/mem/mempool-layout.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { RING_LAYOUT_ID } from '../../src/ring/ring-layout.js';
-import { REGION_WORDS, T_REGIONS } from '../../src/virtio/guest-memory.js';
-import { G_BAD_USED, G_FREE_HEAD, G_LAST_USED, G_NUM_FREE, G_OLDEST } from '../../src/drivers/virtio/guest-ring.js';
-import { NET_HDR_SIZE } from '../../src/virtio/virtio-net.js';
+import { GUEST_MEMORY_LAYOUT_ID } from '../../src/virtio/guest-memory-layout.js';
+import { GUEST_RING_LAYOUT_ID } from '../../src/drivers/virtio/guest-ring-layout.js';
+import { VHOST_QUEUE_LAYOUT_ID } from '../../src/vhost/vhost-queue-layout.js';
+import { VIRTIO_NET_LAYOUT_ID } from '../../src/virtio/virtio-net-layout.js';
+import { VRING_LAYOUT_ID } from '../../src/virtio/vring-layout.js';
+import { VRING_STATE_LAYOUT_ID } from '../../src/vhost/vring-state-layout.js';
 import { Ring } from '../../src/ring/ring.js';
 import { assertFull } from '../helpers.js';
 
@@ -27,14 +30,12 @@ describe('mbuf kernel', () => {
       layoutNull: NULL_LAYOUT_ID,
       layoutRing: RING_LAYOUT_ID,
       layoutStats: STATS_LAYOUT_ID,
-      layoutNetHdrSize: NET_HDR_SIZE,
-      layoutGuestRegionBytes: REGION_WORDS * 8,
-      layoutGuestTableRegions: T_REGIONS * 8,
-      layoutGFreeHead: G_FREE_HEAD * 8,
-      layoutGNumFree: G_NUM_FREE * 8,
-      layoutGLastUsed: G_LAST_USED * 8,
-      layoutGBadUsed: G_BAD_USED * 8,
-      layoutGOldest: G_OLDEST * 8,
+      layoutGuestMemory: GUEST_MEMORY_LAYOUT_ID,
+      layoutGuestRing: GUEST_RING_LAYOUT_ID,
+      layoutVhostQueue: VHOST_QUEUE_LAYOUT_ID,
+      layoutVirtioNet: VIRTIO_NET_LAYOUT_ID,
+      layoutVring: VRING_LAYOUT_ID,
+      layoutVringState: VRING_STATE_LAYOUT_ID,
     });
   });
 

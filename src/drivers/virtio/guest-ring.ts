@@ -10,19 +10,14 @@
  */
 import type { Heap } from '../../eal/heap.js';
 import { DESC_SIZE, vringSizes } from '../../virtio/vring.js';
+import { VIRTIO_QUEUE_SIZE } from './guest-ring-layout.js';
+
+/** The queue block (guest-ring.record.ts): G_* the f64 slots of its indices and counters, VQG_W_* its u32 words. */
+export * from './guest-ring-layout.js';
 
 export const GPA_BASE = 0x1_0000_0000;
-const GPA_HI = GPA_BASE / 4294967296;
-
-/** Guest-side counters and indices: Float64 slots, one block per queue. */
-export const G_AVAIL_IDX = 0; // next avail index the guest publishes
-export const G_LAST_USED = 1; // next used entry the guest reads
-export const G_NUM_FREE = 2; // free descriptors (tx) / heads not posted (rx)
-export const G_FREE_HEAD = 3; // first free descriptor (tx free list)
-export const G_KICKS = 4;
-export const G_BAD_USED = 5; // used entries the device got wrong
-export const G_OLDEST = 6; // tx with IN_ORDER: the head of the oldest chain in flight
-export const G_SLOTS = 8;
+/** The high word of every guest-physical address. */
+export const GPA_HI = GPA_BASE / 4294967296;
 
 export interface GuestRingLayout {
   num: number;
@@ -30,7 +25,7 @@ export interface GuestRingLayout {
   desc: number;
   avail: number;
   used: number;
-  /** f64 slot of the G_* block. */
+  /** f64 slot of the queue's block (guest-ring.record.ts): the G_* slots from it; its byte offset is what the kernels take. */
   state: number;
   /** Heap byte offset of a u32 per descriptor: the mbuf that descriptor carries (rx: per buffer; tx: per head). */
   sw: number;
@@ -41,7 +36,7 @@ export function reserveGuestRing(heap: Heap, num: number): GuestRingLayout {
   const s = vringSizes(num);
   const usedAt = (s.desc + s.avail + 63) & ~63;
   const base = heap.reserve(usedAt + s.used, 4096, 'virtio ring');
-  const state = heap.reserve(G_SLOTS * 8, 64, 'virtio ring state') >>> 3;
+  const state = heap.reserve(VIRTIO_QUEUE_SIZE, 64, 'virtio ring state') >>> 3;
   const sw = heap.reserve(num * 4, 64, 'virtio sw ring');
   return { num, desc: base, avail: base + s.desc, used: base + usedAt, state, sw };
 }

@@ -11,6 +11,11 @@
  * The device is checked too: a used entry naming a descriptor the guest did
  * not post, or a length beyond the buffer, is counted (G_BAD_USED) and
  * skipped, never followed.
+ *
+ * The common case of each (one-buffer rx, the refill, one-segment tx, the
+ * tx completions) is one call per burst to virtio-rxtx.as.ts's kernels or
+ * their twins (virtio-rxtx.twin.ts), which read the queue's block
+ * (guest-ring.record.ts); this file does the rest.
  */
 import type { QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
@@ -21,8 +26,38 @@ import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_HALF_SHIFT, M
 import { Mempool } from '../../mem/mempool.js';
 import { DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_USED_F_NO_NOTIFY, needEvent } from '../../virtio/virtio-net.js';
-import type { VhostKernel } from '../../eal/kernels.js';
-import { GPA_BASE, G_AVAIL_IDX, G_OLDEST, G_BAD_USED, G_FREE_HEAD, G_KICKS, G_LAST_USED, G_NUM_FREE, writeDesc, type GuestRingLayout } from './guest-ring.js';
+import {
+  GPA_HI,
+  G_AVAIL_IDX,
+  G_BAD_USED,
+  G_FREE_HEAD,
+  G_KICKS,
+  G_LAST_USED,
+  G_NUM_FREE,
+  G_OLDEST,
+  VQG_F_IN_ORDER,
+  VQG_W_AVAIL_RING,
+  VQG_W_CAP,
+  VQG_W_DESC,
+  VQG_W_FLAGS,
+  VQG_W_FREE,
+  VQG_W_GPA_HI,
+  VQG_W_HEADROOM,
+  VQG_W_IDX,
+  VQG_W_LIMIT,
+  VQG_W_MASK,
+  VQG_W_NDESC,
+  VQG_W_NEXT_FREE,
+  VQG_W_NUM,
+  VQG_W_PORT,
+  VQG_W_READY,
+  VQG_W_STATS,
+  VQG_W_SW,
+  VQG_W_USED,
+  writeDesc,
+  type GuestRingLayout,
+} from './guest-ring.js';
+import { virtioOps, type VirtioOps } from './virtio-rxtx.twin.js';
 
 /** Most descriptors in one indirect table (DPDK's VIRTIO_MAX_TX_INDIRECT). */
 export const IND_MAX = 8;
@@ -65,7 +100,10 @@ export interface VirtioTxDesc extends CommonDesc {
 /**
  * What both queue kinds share: heap views and the ring's numbers, copied out
  * of the descriptor once (a field load each on the data path instead of a
- * chain through the descriptor), and publishing the avail index.
+ * chain through the descriptor), the kernels or twins, and publishing the
+ * avail index. The ring's part of the queue's block mirrors the descriptor:
+ * written when the queue is opened (at setup, and again with the same values
+ * when a worker opens it), before any burst.
  */
 abstract class GuestQueue {
   protected readonly u16: Uint16Array;
@@ -73,7 +111,11 @@ abstract class GuestQueue {
   protected readonly i32: Int32Array;
   protected readonly f64: Float64Array;
   protected readonly mb: Mbufs;
-  protected readonly kernel: VhostKernel | null;
+  protected readonly ops: VirtioOps;
+  /** The queue's block: byte offset (what the kernels take) and u32 index. */
+  protected readonly s: number;
+  protected readonly w: number;
+  protected readonly lc: number;
   /** Heap byte offsets of the ring's parts, its size, and the f64 slots of its state and counters. */
   protected readonly desc: number;
   protected readonly avail: number;
@@ -94,7 +136,7 @@ abstract class GuestQueue {
     this.i32 = heap.i32;
     this.f64 = heap.f64;
     this.mb = new Mbufs(heap);
-    this.kernel = heap.kernels?.vhost ?? null;
+    this.ops = virtioOps(heap);
     this.desc = d.ring.desc;
     this.avail = d.ring.avail;
     this.used = d.ring.used;
@@ -104,6 +146,20 @@ abstract class GuestQueue {
     this.stats = d.stats;
     this.kick = d.kick;
     this.eventIdx = d.eventIdx;
+    this.s = d.ring.state * 8;
+    this.w = this.s >>> 2;
+    this.lc = heap.lcore;
+    const u32 = this.u32;
+    const w = this.w;
+    u32[w + VQG_W_DESC] = d.ring.desc;
+    u32[w + VQG_W_AVAIL_RING] = d.ring.avail + 4;
+    u32[w + VQG_W_USED] = d.ring.used;
+    u32[w + VQG_W_MASK] = d.ring.num - 1;
+    u32[w + VQG_W_NUM] = d.ring.num;
+    u32[w + VQG_W_SW] = d.ring.sw;
+    u32[w + VQG_W_STATS] = d.stats * 8;
+    u32[w + VQG_W_PORT] = d.port;
+    u32[w + VQG_W_GPA_HI] = GPA_HI;
   }
 
   /** Publishes a new avail index, then wakes the device if it asked to be (event idx, or no NO_NOTIFY flag). */
@@ -143,6 +199,11 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     this.port = d.port;
     this.rxFreeThresh = d.rxFreeThresh;
     this.cap = this.pool.bufLen - this.pool.headroom + NET_HDR_SIZE;
+    const u32 = this.u32;
+    u32[this.w + VQG_W_CAP] = this.cap;
+    u32[this.w + VQG_W_LIMIT] = this.limit;
+    u32[this.w + VQG_W_FREE] = d.freeHeads;
+    u32[this.w + VQG_W_HEADROOM] = this.pool.headroom - NET_HDR_SIZE;
   }
 
   private readonly mrg: boolean;
@@ -177,10 +238,10 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     let bytes = 0;
     let i = 0;
     const mask = this.mask;
-    if (this.kernel !== null && this.mrg && burst.buffer === this.heap.buffer) {
-      // One-buffer packets in one wasm call (counted by it), until the first that is not.
-      got = i = this.kernel.rxFast(burst.byteOffset, n, used, mask, lastUsed, ready, this.sw.byteOffset, this.limit, this.free.byteOffset, f[st + G_NUM_FREE]!, this.cap, this.port, this.stats * 8);
-      f[st + G_NUM_FREE] += got;
+    if (this.mrg) {
+      // One-buffer packets in one call (virtioRx, which counts them), until the first that is not.
+      u32[this.w + VQG_W_READY] = ready;
+      got = i = this.ops.rx(this.s, this.lc, burst.byteOffset, n);
     }
     const counted = got;
     while (i < ready && got < n) {
@@ -188,7 +249,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
       const id = u32[e]!;
       const len = u32[e + 1]!;
       if (this.mrg && id < this.limit) {
-        // The common case in one pass (the twin of the rxFast kernel): one buffer, one packet.
+        // The common case in one pass, as virtioRx: one buffer, one packet.
         const m = this.sw[id]!;
         const hdr = u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(m << MBUF_HALF_SHIFT) + H_DATA_OFF]! - NET_HDR_SIZE;
         if (m !== 0 && len > NET_HDR_SIZE && len <= this.cap && u16[(hdr + HDR_NUM_BUFFERS) >>> 1] === 1) {
@@ -363,8 +424,8 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     const u32 = this.u32;
     const headroom = this.pool.headroom - NET_HDR_SIZE; // fresh mbufs: data at the headroom, header just before
     const cap = this.cap;
-    if (k === 1 && this.kernel !== null) {
-      idx = this.kernel.fillOne(this.refill.byteOffset, nfree, this.free.byteOffset, nfree, this.sw.byteOffset, table, this.avail + 4, this.mask, idx, headroom, cap, GPA_BASE / 4294967296);
+    if (k === 1) {
+      idx = this.ops.rxFill(this.s, this.lc, this.refill.byteOffset, nfree);
       nfree = 0;
     }
     while (nfree > 0) {
@@ -424,6 +485,10 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     this.inOrder = d.inOrder;
     this.hdrArea = d.hdrArea;
     this.indArea = d.indArea;
+    const u32 = this.u32;
+    u32[this.w + VQG_W_NEXT_FREE] = d.nextFree;
+    u32[this.w + VQG_W_NDESC] = d.ndesc;
+    u32[this.w + VQG_W_FLAGS] = d.inOrder ? VQG_F_IN_ORDER : 0;
   }
 
   /** Control plane: every descriptor on the free list. */
@@ -448,19 +513,18 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     let idx = old;
     let sent = 0;
     let bytes = 0;
-    if (this.kernel !== null && burst.buffer === this.heap.buffer) {
-      // One-segment packets with their header pushed, in one wasm call (counted by it), until the
-      // first that is not; each time the ring runs out, again after taking completions back.
-      for (;;) {
-        const took = this.kernel.txFast(burst.byteOffset + 4 * sent, n - sent, st * 8, this.nextFree.byteOffset, this.sw.byteOffset, this.ndesc.byteOffset, this.desc, this.avail + 4, this.mask, idx, GPA_BASE / 4294967296, this.stats * 8);
-        sent += took;
-        idx = (idx + took) & 0xffff;
-        if (sent === n || f[st + G_NUM_FREE]! > 0) break;
-        this.cleanup();
-        if (f[st + G_NUM_FREE] === 0) {
-          n = sent; // the ring is full: the rest stays with the caller
-          break;
-        }
+    // One-segment packets with their header pushed, in one call (virtioTx, which counts them), until
+    // the first that is not; each time the ring runs out, again after taking completions back.
+    for (;;) {
+      u32[this.w + VQG_W_IDX] = idx;
+      const took = this.ops.tx(this.s, this.lc, burst.byteOffset + 4 * sent, n - sent);
+      sent += took;
+      idx = (idx + took) & 0xffff;
+      if (sent === n || f[st + G_NUM_FREE]! > 0) break;
+      this.cleanup();
+      if (f[st + G_NUM_FREE] === 0) {
+        n = sent; // the ring is full: the rest stays with the caller
+        break;
       }
     }
     const counted = sent;
@@ -542,73 +606,17 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     }
   }
 
-  /** Takes back completed chains: descriptors to the free list, mbufs freed in one batch (TxReclaim). */
+  /** Takes back completed chains: descriptors to the free list (virtioTxCleanup), mbufs freed in one batch (TxReclaim). */
   private cleanup(): void {
-    const u32 = this.u32;
     const f = this.f64;
     const st = this.st;
-    const used = this.used;
-    const lastUsed = f[st + G_LAST_USED]!;
-    const ready = (Atomics.load(this.u16, (used + 2) >>> 1) - lastUsed) & 0xffff;
+    const ready = (Atomics.load(this.u16, (this.used + 2) >>> 1) - f[st + G_LAST_USED]!) & 0xffff;
     if (ready === 0) return;
     if (ready > this.num) {
       f[st + G_BAD_USED]++;
       return;
     }
-    if (this.kernel !== null) {
-      this.reclaim.packets(this.stage, 0, this.kernel.txCleanup(used, this.mask, ready, this.num, st * 8, this.sw.byteOffset, this.nextFree.byteOffset, this.ndesc.byteOffset, this.stage.byteOffset, this.inOrder ? 1 : 0));
-      return;
-    }
-    // The twin of the txCleanup kernel.
-    if (this.inOrder) {
-      this.cleanupInOrder(lastUsed, ready);
-      return;
-    }
-    let k = 0;
-    let freeHead = f[st + G_FREE_HEAD]!;
-    let numFree = f[st + G_NUM_FREE]!;
-    for (let i = 0; i < ready; i++) {
-      const id = u32[(used + 4 + 8 * ((lastUsed + i) & this.mask)) >>> 2]!;
-      if (id >= this.num || this.sw[id] === 0) {
-        f[st + G_BAD_USED]++;
-        continue;
-      }
-      this.stage[k++] = this.sw[id]!;
-      this.sw[id] = 0;
-      const nd = this.ndesc[id]!;
-      let last = id;
-      for (let j = 1; j < nd; j++) last = this.nextFree[last]!;
-      this.nextFree[last] = freeHead;
-      freeHead = id;
-      numFree += nd;
-    }
-    f[st + G_FREE_HEAD] = freeHead;
-    f[st + G_NUM_FREE] = numFree;
-    f[st + G_LAST_USED] = (lastUsed + ready) & 0xffff;
-    this.reclaim.packets(this.stage, 0, k);
-  }
-
-  /** The twin of txCleanup's in-order branch: the `ready` oldest chains are done, nothing to relink. */
-  private cleanupInOrder(lastUsed: number, ready: number): void {
-    const f = this.f64;
-    const st = this.st;
-    let oldest = f[st + G_OLDEST]!;
-    let numFree = f[st + G_NUM_FREE]!;
-    let k = 0;
-    for (; k < ready; k++) {
-      const m = this.sw[oldest]!;
-      if (m === 0) break; // the device claims more than is in flight
-      this.stage[k] = m;
-      this.sw[oldest] = 0;
-      const nd = this.ndesc[oldest]!;
-      for (let j = 0; j < nd; j++) oldest = this.nextFree[oldest]!;
-      numFree += nd;
-    }
-    f[st + G_OLDEST] = oldest;
-    f[st + G_NUM_FREE] = numFree;
-    f[st + G_LAST_USED] = (lastUsed + ready) & 0xffff;
-    if (k < ready) f[st + G_BAD_USED] += ready - k;
-    this.reclaim.packets(this.stage, 0, k);
+    this.reclaim.packets(this.stage, 0, this.ops.txCleanup(this.s, this.lc, this.stage.byteOffset, ready));
   }
 
   /** Frees every packet still on the ring (the device has stopped). */

@@ -581,17 +581,3 @@ export function pcapReplay(objs: u32, n: u32, table: u32, count: u32, cursor: u3
   store<f64>(stats, load<f64>(stats, Q_BYTES) + <f64>bytes, Q_BYTES);
   return i;
 }
-
-// ---- copy list (twin: src/vhost/copy-list.ts) ---------------------------
-
-/**
- * vhost's byte work for a burst: `count` copies described as (dst, src, len)
- * u32 triples at `list`. The addresses were checked
- * against guest memory before they were listed; this only moves bytes.
- */
-export function copyList(list: u32, count: u32): void {
-  for (let i: u32 = 0; i < count; i++) {
-    const e = list + i * 12;
-    copyBytes(load<u32>(e), load<u32>(e, 4), load<u32>(e, 8));
-  }
-}
