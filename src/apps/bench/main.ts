@@ -17,6 +17,7 @@ import { compareReports, readReport, type BenchReport } from './report.js';
 import { renderHtml } from './render-html.js';
 import { renderCompare, renderText } from './render-text.js';
 import { updateDocs } from './render-docs.js';
+import { parseCheckout, renderMicroArms, runMicroArms } from './micro-arms.js';
 import { listBenchmarks, loadBenchmark, renderTable, runBenchmark } from './runner.js';
 import type { BenchOptions, BenchRegistry } from './types.js';
 
@@ -46,6 +47,8 @@ Matrix options:
   --docs FILE        rewrite this preset's generated section of a Markdown file
 Micro-benchmark options:
   --reps N, --duration MS, --warmup MS, --filter TEXT, --quick, --json FILE
+  --checkout NAME=DIR  also run each case on another built checkout, alternating,
+                     and report this tree / NAME with a 95 % interval (repeatable)
 Other:
   --compare OLD NEW  compare two saved reports cell by cell, arm by arm
   -h, --help         this text
@@ -80,6 +83,7 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
         reps: { type: 'string' },
         duration: { type: 'string' },
         filter: { type: 'string' },
+        checkout: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -188,7 +192,8 @@ export function applyOverrides(config: MatrixConfig, v: Overrides): MatrixConfig
   return validateConfig(c, `bench ${c.name}`);
 }
 
-async function microMain(micro: BenchRegistry, positionals: string[], v: { reps?: string; duration?: string; warmup?: string; quick?: boolean; json?: string; filter?: string }): Promise<number> {
+async function microMain(micro: BenchRegistry, positionals: string[], v: { reps?: string; duration?: string; warmup?: string; quick?: boolean; json?: string; filter?: string; checkout?: string[] }): Promise<number> {
+  const others = (v.checkout ?? []).map(parseCheckout);
   for (const name of positionals) {
     const benchmark = await loadBenchmark(micro, name);
     const defaults = benchmark.defaults ?? {};
@@ -197,6 +202,17 @@ async function microMain(micro: BenchRegistry, positionals: string[], v: { reps?
     if (v.duration !== undefined) opts.durationMs = int('--duration', v.duration);
     if (v.warmup !== undefined) opts.warmupMs = int('--warmup', v.warmup);
     const progress = (line: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${line}`);
+    if (others.length > 0) {
+      const arms = await runMicroArms(benchmark, others, opts, progress, v.filter);
+      if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+      const json = JSON.stringify({ benchmark: benchmark.name, title: benchmark.title, options: opts, checkouts: others, machine: machineFacts(), arms }, null, 2) + '\n';
+      if (v.json === '-') process.stdout.write(json);
+      else {
+        if (v.json) writeFileSync(v.json, json);
+        process.stdout.write(renderMicroArms(`${benchmark.title}: this tree against ${others.map((o) => `${o.name} (${o.dir})`).join(', ')} (${opts.reps} × ${opts.durationMs} ms, ${machineFacts().cpu})`, arms));
+      }
+      continue;
+    }
     const results = await runBenchmark(benchmark, opts, progress, v.filter);
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
     const json = JSON.stringify({ benchmark: benchmark.name, title: benchmark.title, options: opts, machine: machineFacts(), results }, null, 2) + '\n';

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseCheckout, renderMicroArms, THIS_ARM } from '../../../src/apps/bench/micro-arms.js';
+import { ArgError } from '../../../src/errors.js';
+
+describe('bench --checkout for micro-benchmarks', () => {
+  it('refuses what is not NAME=DIR, the name of this tree, and a folder without a built dpkit', () => {
+    assert.throws(() => parseCheckout('/tmp/before'), (e: unknown) => e instanceof ArgError && /expected NAME=DIR/.test(e.message));
+    assert.throws(() => parseCheckout(`${THIS_ARM}=.`), (e: unknown) => e instanceof ArgError && /names this tree's arm/.test(e.message));
+    assert.throws(() => parseCheckout('before=/nonexistent/dpkit'), (e: unknown) => e instanceof ArgError && /holds no built dpkit/.test(e.message));
+  });
+
+  it('takes a built checkout (this one) by name', () => {
+    assert.deepEqual(parseCheckout('again=.'), { name: 'again', dir: process.cwd() });
+  });
+
+  it('reports each arm and the ratio with its interval and verdict per case', () => {
+    const text = renderMicroArms('t', [
+      {
+        name: 'host-to-guest 64 B dpkit',
+        arms: [
+          { name: 'before', samples: [10, 11], summary: { median: 10.5, min: 10, max: 11, n: 2 } },
+          { name: THIS_ARM, samples: [20, 21], summary: { median: 20.5, min: 20, max: 21, n: 2 } },
+        ],
+        ratios: [{ a: 'before', b: THIS_ARM, ci: { ratio: 1.952, lo: 1.8, hi: 2.1, level: 0.95 }, verdict: 'faster' }],
+      },
+    ]);
+    assert.match(text, /before Mpps \(min\.\.max\)/);
+    assert.match(text, /10\.5 \(10\.0\.\.11\.0\)/);
+    assert.match(text, /1\.952 \(1\.800\.\.2\.100\)/);
+    assert.match(text, /▲ faster/);
+  });
+});
