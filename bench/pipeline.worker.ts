@@ -5,7 +5,9 @@ import type { QueueDescriptor } from '../src/ethdev/driver.js';
 import { Heap, type HeapDescriptor } from '../src/eal/heap.js';
 import { Mbufs } from '../src/mem/mbuf.js';
 import { Mempool } from '../src/mem/mempool.js';
-import { OlFlagsHi } from '../src/mem/mbuf-layout.js';
+import { engineBlock } from '../src/fwd/blocks.js';
+import { defaultFwdConfig } from '../src/fwd/engine.js';
+import { macswapOps } from '../src/fwd/macswap.twin.js';
 import { Ring, type RingDescriptor } from '../src/ring/ring.js';
 
 const job = workerData as { ctl: Int32Array; thread: number; stage: 'rx' | 'tx'; lcore: number; heap: HeapDescriptor; pool: number; ring: RingDescriptor; q: QueueDescriptor; burst: number };
@@ -16,8 +18,10 @@ const ring = Ring.attach(heap, job.ring);
 const burst = heap.burst(job.burst);
 const n = job.burst;
 const spec = drivers.get(job.q.driver)!;
-const kernel = heap.kernels!.fwd;
-const KEEP = OlFlagsHi.INDIRECT | OlFlagsHi.EXTERNAL;
+// macswap's simd kernel over an engine block with no tx offloads: rx flags cleared, INDIRECT and EXTERNAL kept.
+const swap = macswapOps(heap, 'simd');
+const engine = engineBlock({ heap, mb, pool, burst, config: defaultFwdConfig() }, 'macswap');
+const lc = heap.lcore;
 
 let iter: () => number;
 if (job.stage === 'rx') {
@@ -33,7 +37,7 @@ if (job.stage === 'rx') {
   iter = () => {
     const got = ring.dequeueBurst(burst, n);
     if (got === 0) return 0;
-    kernel.macswap(burst.byteOffset, got, 0, KEEP, 0, 0, 0, 0);
+    swap(engine, lc, burst.byteOffset, got);
     const sent = txq.txBurst(burst, got);
     if (sent < got) mb.freeBulk(burst, got - sent, sent);
     return sent;

@@ -1,6 +1,8 @@
+import assert from 'node:assert/strict';
 import type { Worker } from 'node:worker_threads';
 import type { Ethdev } from '../src/ethdev/ethdev.js';
 import { Heap, type Burst } from '../src/eal/heap.js';
+import { LCORE_PENDING, LCORE_SIZE } from '../src/eal/heap-layout.js';
 import { Mbufs } from '../src/mem/mbuf.js';
 import { Mempool, type MempoolOptions } from '../src/mem/mempool.js';
 
@@ -17,6 +19,20 @@ export function burstOf(heap: Heap, values: ArrayLike<number>): Burst {
   const b = heap.burst(values.length);
   b.set(Array.from(values));
   return b;
+}
+
+/**
+ * A kernel and its twin did the same: the heap `w` that ran the kernels and
+ * the heap `t` that ran the twins are byte for byte the same, but for
+ * free_bulk's pending array in the lcore block (a thread's scratch: its
+ * leftovers mean nothing).
+ */
+export function assertSameHeaps(w: Heap, t: Heap): void {
+  assert.ok(w.kernels && !t.kernels);
+  const skip = [w.lcore + LCORE_PENDING, w.lcore + LCORE_SIZE];
+  let first = -1;
+  for (let i = 0; i < w.u8.length && first < 0; i++) if (w.u8[i] !== t.u8[i] && (i < skip[0]! || i >= skip[1]!)) first = i;
+  assert.equal(first, -1, `heaps differ first at byte ${first}`);
 }
 
 /** Every test ends with this: all mbufs back in the pool. */

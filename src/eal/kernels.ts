@@ -24,37 +24,11 @@ export type Datapath = 'wasm' | 'ts';
 /** A kernel as JavaScript sees it: u32 arguments (heap byte offsets, counts), a u32 result. */
 export type KernelFn = (...args: number[]) => number;
 
-export type MacswapKernelFn = (objs: number, n: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number, setVlan: number, setQinq: number) => void;
-
-/** See src/kernels/as/fwd.as.ts. (Moves beside src/fwd and the drivers with its kernels.) */
+/** See src/kernels/as/fwd.as.ts. (Moves beside the drivers with its kernels; the engines' are in src/fwd.) */
 export interface FwdKernel {
   pktLenSum(objs: number, n: number): number;
-  macswap: MacswapKernelFn;
-  macswapOfl: MacswapKernelFn;
-  macswapInterleave: MacswapKernelFn;
-  /** 5tswap (twin: fwd/5tswap.ts); the arguments are macswap's. */
-  fiveTupleSwap: MacswapKernelFn;
   /** net_pcap infinite_rx (twin: PcapRxQueue's replay loop). */
   pcapReplay(objs: number, n: number, table: number, count: number, cursor: number, port: number, room: number, stats: number): number;
-  macFwd(objs: number, n: number, w0: number, w1: number, w2: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number): void;
-  /** csum (twin: fwd/csum.ts): the MAC words as macFwd's; `stats` is the stream's counter slot as a heap byte offset. */
-  csum(objs: number, n: number, w0: number, w1: number, w2: number, keepHi: number, stats: number): void;
-  txonlyFill(
-    objs: number,
-    n: number,
-    tmpl: number,
-    pktLen: number,
-    olHi: number,
-    setVlan: number,
-    vlan: number,
-    setQinq: number,
-    vlanOuter: number,
-    multiFlow: number,
-    ipDst: number,
-    ipVar: number,
-    lcore: number,
-    sumNoSrc: number,
-  ): number;
 }
 
 /** net_nicsim's hardware (src/kernels/as/nicsim.as.ts; twin: nicsimXmitTs in drivers/nicsim/hw.ts). */

@@ -24,12 +24,18 @@ import type { Mempool } from '../mem/mempool.js';
 import { H_REFCNT, MBUF_HALF_SHIFT } from '../mem/mbuf-layout.js';
 
 
-/** How completed tx mbufs go back: the three arms of the i40e bulk-free study (one put each, 64 at a time, all at once). */
+/**
+ * How completed tx mbufs go back: the three arms of the i40e bulk-free study
+ * (one put each, 64 at a time, all at once), selected by the devarg
+ * `tx_free_mode` (the study's entry in the registry: src/fwd/variants.ts).
+ */
 export type TxFreeMode = 'single' | 'bulk64' | 'bulkall';
 export const TX_FREE_MODES: readonly TxFreeMode[] = ['single', 'bulk64', 'bulkall'];
+/** The study's winner, the merged i40e code. */
+export const TX_FREE_MODE_DEFAULT: TxFreeMode = 'bulk64';
 
 /** Parses a `txFreeMode` value, naming the device on error. */
-export function parseTxFreeMode(dev: string, v: string | undefined, dflt: TxFreeMode = 'bulk64'): TxFreeMode {
+export function parseTxFreeMode(dev: string, v: string | undefined, dflt: TxFreeMode = TX_FREE_MODE_DEFAULT): TxFreeMode {
   if (v === undefined) return dflt;
   if ((TX_FREE_MODES as readonly string[]).includes(v)) return v as TxFreeMode;
   throw new ArgError(`${dev}: tx_free_mode=${v}: expected one of ${TX_FREE_MODES.join(', ')}`);

@@ -8,17 +8,16 @@ import type { RxQueue, TxQueue } from '../ethdev/driver.js';
 import type { Burst, Heap } from '../eal/heap.js';
 import type { Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
+import { FWD_STREAM_STATS_SIZE } from './fwd-layout.js';
+import { defaultVariants, type EngineVariants } from './variants.js';
 
 /** testpmd's MAX_PKT_BURST. */
 export const MAX_PKT_BURST = 512;
 
-/** Stream counters (Float64 slots from FwdStream.stats); see ethdev/stats.ts for why plain stores are safe. */
-export const FS_RX_PACKETS = 0;
-export const FS_TX_PACKETS = 1;
-export const FS_FWD_DROPPED = 2;
-export const FS_RX_BAD_IP_CSUM = 3;
-export const FS_RX_BAD_L4_CSUM = 4;
-export const FS_SLOTS = 8;
+/** Stream counters (Float64 slots from FwdStream.stats), declared in fwd.record.ts. */
+export { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_TX_PACKETS } from './fwd-layout.js';
+/** Float64 slots per stream's counters. */
+export const FS_SLOTS = FWD_STREAM_STATS_SIZE / 8;
 
 /** A forwarding stream (testpmd's fwd_stream): one rx queue to one tx queue. */
 export interface FwdStream {
@@ -54,13 +53,9 @@ export interface FwdConfig {
   txOffloads: number;
   vlanTci: number;
   vlanTciOuter: number;
-  /** macswap's implementation: the TypeScript twin or one of the wasm variants of the SIMD macswap study. */
-  macswapKernel: MacswapVariant;
+  /** The arm of each study an engine runs (variants.ts: macswap's `--macswap-kernel`). */
+  variants: EngineVariants;
 }
-
-/** `--macswap-kernel`: scalar (TypeScript), simd, simd-ofl (offload fields first), simd-interleave (4 at a time). */
-export const MACSWAP_VARIANTS = ['scalar', 'simd', 'simd-ofl', 'simd-interleave'] as const;
-export type MacswapVariant = (typeof MACSWAP_VARIANTS)[number];
 
 export function defaultFwdConfig(): FwdConfig {
   return {
@@ -75,7 +70,7 @@ export function defaultFwdConfig(): FwdConfig {
     txOffloads: 0,
     vlanTci: 0,
     vlanTciOuter: 0,
-    macswapKernel: 'simd-interleave',
+    variants: defaultVariants(),
   };
 }
 
@@ -97,3 +92,12 @@ export interface FwdEngine {
 }
 
 export type EngineFactory = (ctx: FwdContext) => FwdEngine;
+
+/**
+ * An engine's per-burst work: its wasm kernel (`<engine>.as.ts`) or the
+ * TypeScript twin (`<engine>.twin.ts`), same signature, chosen once when the
+ * engine is made (`<engine>Ops`). Arguments are heap byte offsets: `state`
+ * the engine's or the stream's block (fwd.record.ts), `lc` the calling
+ * thread's lcore block, `burst` a burst; `n` its count.
+ */
+export type EngineKernel = (state: number, lc: number, burst: number, n: number) => void;

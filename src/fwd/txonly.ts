@@ -4,29 +4,19 @@
  * dst = the tx port's peer, src = the tx port, IPv4 198.18.0.1 → 198.18.0.2,
  * UDP 9 → 9, TTL 64. --txonly-multi-flow varies the source address per packet
  * (as testpmd: (dst | var << 8) + lcore) so a receiver's RSS spreads them.
+ * Single-segment packets are filled by the kernel txonlyFill (txonly.as.ts)
+ * or its twin (txonly.twin.ts); chains are built here.
  */
 import { ArgError } from '../errors.js';
 import { ETHER_HDR_LEN, ETHER_TYPE_IPV4 } from '../net/ether.js';
-import {
-  H_DATA_LEN,
-  H_DATA_OFF,
-  H_NB_SEGS,
-  H_VLAN_TCI,
-  H_VLAN_TCI_OUTER,
-  MBUF_HALF_SHIFT,
-  MBUF_WORD_SHIFT,
-  OlFlagsHi,
-  W_BUF_ADDR,
-  W_NEXT,
-  W_OL_FLAGS_HI,
-  W_PKT_LEN,
-  W_TX_OFFLOAD,
-} from '../mem/mbuf-layout.js';
+import { H_DATA_LEN, H_NB_SEGS, H_VLAN_TCI, H_VLAN_TCI_OUTER, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, OlFlagsHi, W_NEXT, W_OL_FLAGS_HI, W_PKT_LEN, W_TX_OFFLOAD } from '../mem/mbuf-layout.js';
+import { engineBlock, streamBlocks } from './blocks.js';
 import { transmit } from './common.js';
 import type { Mempool } from '../mem/mempool.js';
 import type { FwdConfig, FwdContext, FwdEngine, FwdStream } from './engine.js';
-import { TX_OFFLOAD_ETH_IPV4 } from './macswap.js';
-import { txOlFlagsHi } from './tx-fields.js';
+import { FWDE_W_IP_VAR, FWDS_TMPL, FWDS_W_SUM_NO_SRC } from './fwd-layout.js';
+import { TX_OFFLOAD_ETH_IPV4, txOlFlagsHi } from './tx-fields.js';
+import { txonlyOps, txonlyTemplateWords, txonlyWriteHeaders } from './txonly.twin.js';
 
 const IPV4_HDR_LEN = 20;
 const UDP_HDR_LEN = 8;
@@ -63,15 +53,6 @@ function ipv4Checksum(b: Uint8Array, off: number): number {
   return ~sum & 0xffff;
 }
 
-interface StreamTemplate {
-  /** The header as 10 big-endian words plus the UDP length/checksum half-word. */
-  words: Uint32Array;
-  /** The header bytes in the heap, 64 bytes reserved, for the kernel. */
-  addr: number;
-  /** IPv4 header sum without the source address and checksum: multi-flow adds the address and folds. */
-  sumNoSrc: number;
-}
-
 /**
  * Checks the packet shape txonly would build from `config.txPkts` with mbufs
  * of `pool` (testpmd's set_tx_pkt_segments checks): run by the control plane
@@ -97,62 +78,26 @@ export function txonly(ctx: FwdContext): FwdEngine {
   const u16 = heap.u16;
   const u32 = heap.u32;
   const dv = heap.view;
+  const lc = heap.lcore;
   const olHi = txOlFlagsHi(config);
   const multiFlow = config.txOnlyMultiFlow;
-  const kernel = heap.kernels?.fwd ?? null;
-  const inHeap = burst.buffer === heap.buffer;
-  const setVlan = olHi & OlFlagsHi.TX_VLAN ? 1 : 0;
-  const setQinq = olHi & OlFlagsHi.TX_QINQ ? 1 : 0;
+  const e = engineBlock(ctx, 'txonly');
+  const ipVarAt = (e >>> 2) + FWDE_W_IP_VAR;
+  // Each stream's block holds its header (the peer and tx port differ) and the header's sum without the source.
+  const block = streamBlocks(ctx, e, 'txonly', (s, fs) => {
+    const bytes = txonlyTemplate(config, pktLen, fs.txMac, fs.peerMac);
+    u8.set(bytes, s + FWDS_TMPL);
+    const v = new DataView(bytes.buffer);
+    let sum = 0;
+    for (let i = 14; i < 34; i += 2) if (i !== 24 && i !== 26 && i !== 28) sum += v.getUint16(i);
+    u32[(s >>> 2) + FWDS_W_SUM_NO_SRC] = sum;
+  });
+  const fill = txonlyOps(heap);
   const seg = heap.burst(nbSegs);
-  const templates = new WeakMap<FwdStream, StreamTemplate>();
   const lcoreId = heap.lcoreId;
   const hdr = new Uint8Array(TXONLY_HDR_LEN);
   const hdrView = new DataView(hdr.buffer);
-  let ipVar = 0;
-
-  const template = (fs: FwdStream): StreamTemplate => {
-    let t = templates.get(fs);
-    if (!t) {
-      const bytes = txonlyTemplate(config, pktLen, fs.txMac, fs.peerMac);
-      const v = new DataView(bytes.buffer);
-      const words = new Uint32Array(11);
-      for (let i = 0; i < 10; i++) words[i] = v.getUint32(i * 4);
-      words[10] = v.getUint16(40);
-      let sum = 0;
-      for (let i = 14; i < 34; i += 2) if (i !== 24 && i !== 26 && i !== 28) sum += v.getUint16(i);
-      const addr = heap.reserve(64, 64, 'txonly template');
-      u8.set(bytes, addr);
-      t = { words, addr, sumNoSrc: sum };
-      templates.set(fs, t);
-    }
-    return t;
-  };
-
-  /** Writes the headers at `p` in `view` (the packet, or the staging copy for short segments). */
-  const writeHeaders = (t: StreamTemplate, view: DataView, p: number): void => {
-    const w = t.words;
-    for (let i = 0; i < 10; i++) view.setUint32(p + i * 4, w[i]!);
-    view.setUint16(p + 40, w[10]!);
-    if (multiFlow) {
-      const src = ((config.txIpDst | ((ipVar & 0xff) << 8)) + lcoreId) >>> 0;
-      ipVar = (ipVar + 1) & 0xff;
-      view.setUint32(p + 26, src);
-      let sum = t.sumNoSrc + (src >>> 16) + (src & 0xffff);
-      while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
-      view.setUint16(p + 24, ~sum & 0xffff);
-    }
-  };
-
-  /** Slow path: a first segment shorter than the headers; stage them, then copy across segments. */
-  const writeHeadersSegs = (t: StreamTemplate, h: number): void => {
-    writeHeaders(t, hdrView, 0);
-    let k = 0;
-    for (let m = h; m !== 0 && k < TXONLY_HDR_LEN; m = mb.next(m)) {
-      const len = Math.min(mb.dataLen(m), TXONLY_HDR_LEN - k);
-      u8.set(hdr.subarray(k, k + len), mb.mtod(m));
-      k += len;
-    }
-  };
+  const words = new Uint32Array(11);
 
   const setFields = (h: number): void => {
     const r = h << MBUF_WORD_SHIFT;
@@ -162,39 +107,47 @@ export function txonly(ctx: FwdContext): FwdEngine {
     if (olHi & OlFlagsHi.TX_QINQ) u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI_OUTER] = config.vlanTciOuter;
   };
 
+  /** Writes the headers of the stream whose block is `s` at `p` in `view`, advancing the engine's flow variable. */
+  const writeHeaders = (s: number, view: DataView, p: number): void => {
+    u32[ipVarAt] = txonlyWriteHeaders(view, p, words, multiFlow, config.txIpDst, u32[ipVarAt]!, lcoreId, u32[(s >>> 2) + FWDS_W_SUM_NO_SRC]!);
+  };
+
+  /** Slow path: a first segment shorter than the headers; stage them, then copy across segments. */
+  const writeHeadersSegs = (s: number, h: number): void => {
+    writeHeaders(s, hdrView, 0);
+    let k = 0;
+    for (let m = h; m !== 0 && k < TXONLY_HDR_LEN; m = mb.next(m)) {
+      const len = Math.min(mb.dataLen(m), TXONLY_HDR_LEN - k);
+      u8.set(hdr.subarray(k, k + len), mb.mtod(m));
+      k += len;
+    }
+  };
+
   return {
     name: 'txonly',
     fwd(fs: FwdStream): void {
-      const t = template(fs);
+      const s = block(fs);
       const want = config.burst;
       let n = 0;
       if (nbSegs === 1) {
         if (pool.allocBulk(burst, want) === want) n = want;
         else while (n < want && (burst[n] = pool.alloc()) !== 0) n++;
-        if (kernel !== null && inHeap) {
-          ipVar = kernel.txonlyFill(burst.byteOffset, n, t.addr, pktLen, olHi, setVlan, config.vlanTci, setQinq, config.vlanTciOuter, multiFlow ? 1 : 0, config.txIpDst, ipVar, lcoreId, t.sumNoSrc);
-        } else for (let i = 0; i < n; i++) {
-          // The TypeScript twin of the txonlyFill kernel.
-          const h = burst[i]!;
-          u16[(h << MBUF_HALF_SHIFT) + H_DATA_LEN] = pktLen;
-          u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = pktLen;
-          setFields(h);
-          writeHeaders(t, dv, u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(h << MBUF_HALF_SHIFT) + H_DATA_OFF]!);
-        }
+        fill(s, lc, burst.byteOffset, n);
       } else {
+        txonlyTemplateWords(dv, s + FWDS_TMPL, words);
         for (; n < want; n++) {
           if (pool.allocBulk(seg, nbSegs) === 0) break;
-          for (let s = 0; s < nbSegs; s++) {
-            const m = seg[s]!;
-            u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = segs[s]!;
-            if (s + 1 < nbSegs) u32[(m << MBUF_WORD_SHIFT) + W_NEXT] = seg[s + 1]!;
+          for (let i = 0; i < nbSegs; i++) {
+            const m = seg[i]!;
+            u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = segs[i]!;
+            if (i + 1 < nbSegs) u32[(m << MBUF_WORD_SHIFT) + W_NEXT] = seg[i + 1]!;
           }
           const h = seg[0]!;
           u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = pktLen;
           u16[(h << MBUF_HALF_SHIFT) + H_NB_SEGS] = nbSegs;
           setFields(h);
-          if (segs[0]! >= TXONLY_HDR_LEN) writeHeaders(t, dv, mb.mtod(h));
-          else writeHeadersSegs(t, h);
+          if (segs[0]! >= TXONLY_HDR_LEN) writeHeaders(s, dv, mb.mtod(h));
+          else writeHeadersSegs(s, h);
           burst[n] = h;
         }
       }

@@ -77,7 +77,7 @@ it(`rxFill, pktLenSum and the ${variant} macswap kernel do what their TypeScript
         s.mb.setTxOffload(h, flags[i]![2]! & 0x7f, 300, 44);
       }
       s.ethdev.txBurst(0, 0, b, n);
-      const config = { ...defaultFwdConfig(), txOffloads: offloads, vlanTci: 100 + round, vlanTciOuter: 200 + round, macswapKernel: variant };
+      const config = { ...defaultFwdConfig(), txOffloads: offloads, vlanTci: 100 + round, vlanTciOuter: 200 + round, variants: { macswap: variant } };
       const ctx = ctxOf(s, config);
       const fs = loopStream(s);
       macswap(ctx).fwd(fs); // receives from the ring and sends back into it

@@ -6,8 +6,7 @@
  * matrix: its host and guest must share one dpkit process, so it is the
  * `vhost` micro-benchmark (bench/vhost.ts), DPDK's pair beside it.
  */
-import { TX_FREE_MODES } from '../../ethdev/tx-reclaim.js';
-import { MACSWAP_VARIANTS } from '../../fwd/engine.js';
+import { macswapStudy, txFreeStudy } from '../../fwd/variants.js';
 import type { MatrixConfig } from './matrix.js';
 
 /**
@@ -46,7 +45,7 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
       // scalar is the TypeScript twin; simd keeps mask and addresses in registers
       // (the patches' step 1), simd-ofl sets the offload fields first (step 2),
       // simd-interleave also interleaves 4 packets (step 3).
-      variants: [...MACSWAP_VARIANTS.map((v) => ({ name: v, args: [`--macswap-kernel=${v}`] })), { name: 'dpdk', system: 'dpdk' as const }],
+      variants: [...macswapStudy.variants.map((v) => ({ name: v, args: [`--${macswapStudy.select.option}=${v}`] })), { name: 'dpdk', system: 'dpdk' as const }],
       compare: [
         ['scalar', 'simd'],
         ['simd', 'simd-ofl'],
@@ -70,7 +69,7 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
       matrix: [{ engines: ['io'], sizes: [64], lcores: [1], txThresh: [[32, 32], [256, 256], [512, 512]] }],
       // Its rows: one put per mbuf (the base), putBulk through a 64-entry array (merged), one array for the batch.
       // Fast free, as the study measured: without it bulk64 and bulkall free the same way (refcounts, runs of 64).
-      variants: TX_FREE_MODES.map((m) => ({ name: m, devargs: `tx_free_mode=${m}`, args: ['--tx-offloads=0x10000'] })),
+      variants: txFreeStudy.variants.map((m) => ({ name: m, devargs: `${txFreeStudy.select.devarg}=${m}`, args: ['--tx-offloads=0x10000'] })),
       pairs: 5,
       seconds: 3,
       warmup: 1,

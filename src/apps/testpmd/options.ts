@@ -10,7 +10,8 @@ import { parseArgs } from 'node:util';
 import { ArgError } from '../../errors.js';
 import { detectedCpus, type CpuMap } from '../../eal/affinity.js';
 import { parseMac } from '../../net/ether.js';
-import { MACSWAP_VARIANTS, MAX_PKT_BURST, type MacswapVariant } from '../../fwd/engine.js';
+import { MAX_PKT_BURST } from '../../fwd/engine.js';
+import { macswapStudy, parseVariant, studiesUsage, type EngineVariants } from '../../fwd/variants.js';
 
 export type PortTopology = 'paired' | 'chained' | 'loop';
 
@@ -56,8 +57,8 @@ export interface TestpmdOptions {
   json: boolean;
   /** dpkit: 'wasm' (default) or 'ts' for the TypeScript twins of the kernels. */
   datapath: 'wasm' | 'ts';
-  /** dpkit: macswap's variant, one of the SIMD macswap study's shapes. */
-  macswapKernel: MacswapVariant;
+  /** dpkit: the arm of each study the engines run (src/fwd/variants.ts), e.g. macswap's from --macswap-kernel. */
+  variants: EngineVariants;
   /** One line each: options accepted for compatibility that change nothing here. */
   notes: string[];
 }
@@ -103,9 +104,8 @@ dpkit options:
   --datapath=wasm|ts     WebAssembly kernels (default) or their TypeScript twins
   --tx-first-bursts=N    with --tx-first, N bursts per stream (start tx_first N), e.g. to fill
                          a loop of cabled net_nicsim ports
-  --macswap-kernel=V     scalar, simd, simd-ofl, simd-interleave (default): the SIMD
-                         macswap study's shapes (docs/macswap-study.md)
-`;
+Study arms (docs/glossary.md, "The studies"; the default is the measured winner):
+${studiesUsage()}`;
 
 /** DPDK 22.11's EAL options that mean nothing here (doc/guides/linux_gsg/linux_eal_parameters.rst): flags, */
 const EAL_IGNORED = [
@@ -153,7 +153,7 @@ const TESTPMD_OPTIONS = {
   duration: { type: 'string' },
   json: { type: 'boolean' },
   datapath: { type: 'string' },
-  'macswap-kernel': { type: 'string' },
+  [macswapStudy.select.option]: { type: 'string' },
   ...Object.fromEntries(TESTPMD_IGNORED.map((k) => [k, { type: 'boolean' as const }])),
 } as const;
 
@@ -221,8 +221,7 @@ export function parseTestpmdArgs(argv: string[], cpus: number[] = detectedCpus()
   const datapath = str('datapath') ?? 'wasm';
   if (datapath !== 'wasm' && datapath !== 'ts') throw new ArgError(`--datapath=${datapath}: expected wasm or ts`);
 
-  const macswapKernel = (str('macswap-kernel') ?? 'simd-interleave') as MacswapVariant;
-  if (!MACSWAP_VARIANTS.includes(macswapKernel)) throw new ArgError(`--macswap-kernel=${macswapKernel}: expected ${MACSWAP_VARIANTS.join(', ')}`);
+  const variants: EngineVariants = { macswap: parseVariant(macswapStudy, str(macswapStudy.select.option)) };
   const txPkts = str('txpkts') === undefined ? [64] : str('txpkts')!.split(',').map((s) => int('--txpkts', s, 1, 0xffff));
   const mbufSize = str('mbuf-size') === undefined ? 2176 : int('--mbuf-size', str('mbuf-size')!.split(',')[0]!, 64, 0xffff);
   const duration = str('duration') === undefined ? 0 : num('--duration', str('duration')!, 0.001, 86400 * 365);
@@ -261,7 +260,7 @@ export function parseTestpmdArgs(argv: string[], cpus: number[] = detectedCpus()
     duration,
     json: a['json'] === true,
     datapath,
-    macswapKernel,
+    variants,
     notes,
   };
 }

@@ -128,7 +128,7 @@ export class Testpmd {
       txPkts: opts.txPkts,
       txOnlyMultiFlow: opts.txOnlyMultiFlow,
       flowgenFlows: opts.flowgenFlows,
-      macswapKernel: opts.macswapKernel,
+      variants: opts.variants,
       txOffloads: opts.txOffloads,
     };
     if (opts.txIp) [this.config.txIpSrc, this.config.txIpDst] = opts.txIp;
