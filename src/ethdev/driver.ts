@@ -94,6 +94,14 @@ export interface EthDriver {
    * has delivered its last packet. Absent on ports that receive forever.
    */
   rxEnded?(): boolean;
+  /**
+   * rx_descriptor_status: RX_DESC_AVAIL (0), RX_DESC_DONE (1) or
+   * RX_DESC_UNAVAIL (2) for the descriptor `offset` after the next to be
+   * filled, or a negative errno. Absent: the driver cannot tell (-ENOTSUP).
+   */
+  rxDescriptorStatus?(q: number, offset: number): number;
+  /** tx_descriptor_status: TX_DESC_FULL (0), TX_DESC_DONE (1), TX_DESC_UNAVAIL (2) or a negative errno. */
+  txDescriptorStatus?(q: number, offset: number): number;
 }
 
 /** Context a driver is created with. */

@@ -37,6 +37,11 @@ export class PortStateError extends DpkitError {
 /** DPDK's RTE_MAX_ETHPORTS default. */
 export const MAX_ETHPORTS = 32;
 
+/** Ethernet MTUs: the default, the least ethdev accepts, and ethdev's default maximum (dev_info.max_mtu). */
+export const RTE_ETHER_MTU = 1500;
+export const RTE_ETHER_MIN_MTU = 68;
+const MAX_MTU = 65535;
+
 interface Port {
   id: number;
   name: string;
@@ -57,6 +62,12 @@ interface Port {
   rxDesc: number[];
   txDesc: number[];
   txConf: TxQueueConf[];
+  /** The devargs after the device name, as given (`size=64`), for `show port info`. */
+  devargs: string;
+  allmulticast: boolean;
+  mtu: number;
+  /** Administrative link state (rte_eth_dev_set_link_up/down). */
+  linkAdminUp: boolean;
 }
 
 export class Ethdev {
@@ -117,6 +128,11 @@ export class Ethdev {
       rxDesc: [],
       txDesc: [],
       txConf: [],
+      devargs: all.map(([k, v]) => `${k}=${v}`).join(','),
+      // Software ports take every frame: multicast as much as unicast.
+      allmulticast: true,
+      mtu: RTE_ETHER_MTU,
+      linkAdminUp: true,
     });
     return id;
   }
@@ -326,7 +342,7 @@ export class Ethdev {
 
   linkUp(port: number): boolean {
     const p = this.port(port);
-    return p.started && p.drv.linkUp();
+    return p.started && p.linkAdminUp && p.drv.linkUp();
   }
 
   linkSpeed(port: number): number {
@@ -348,6 +364,74 @@ export class Ethdev {
 
   promiscuousGet(port: number): boolean {
     return this.port(port).promiscuous;
+  }
+
+  /** The devargs the port was made with, after its name (`rx_pcap=in.pcap`); '' for none. */
+  devargs(port: number): string {
+    return this.port(port).devargs;
+  }
+
+  allmulticastEnable(port: number): void {
+    this.port(port).allmulticast = true;
+  }
+
+  allmulticastDisable(port: number): void {
+    this.port(port).allmulticast = false;
+  }
+
+  allmulticastGet(port: number): boolean {
+    return this.port(port).allmulticast;
+  }
+
+  /** rte_eth_dev_get_mtu (default RTE_ETHER_MTU, 1500). */
+  mtuGet(port: number): number {
+    return this.port(port).mtu;
+  }
+
+  /**
+   * rte_eth_dev_set_mtu, within ethdev's default limits (RTE_ETHER_MIN_MTU
+   * 68 to 65535). The value is recorded and reported; drivers do not yet
+   * size buffers or drop frames by it.
+   * @throws ArgError, with ethdev's message, for an MTU outside the limits.
+   */
+  mtuSet(port: number, mtu: number): void {
+    const p = this.port(port);
+    if (mtu < RTE_ETHER_MIN_MTU) throw new ArgError(`MTU (${mtu}) < device min MTU (${RTE_ETHER_MIN_MTU}) for port_id ${port}`);
+    if (mtu > MAX_MTU) throw new ArgError(`MTU (${mtu}) > device max MTU (${MAX_MTU}) for port_id ${port}`);
+    p.mtu = mtu;
+  }
+
+  /**
+   * rte_eth_dev_set_link_up / set_link_down: the administrative link state.
+   * A down link reads as down (linkUp, `show port info`); the software
+   * drivers have no wire to take down, so their queues keep moving packets.
+   */
+  setLinkUp(port: number): void {
+    this.port(port).linkAdminUp = true;
+  }
+
+  setLinkDown(port: number): void {
+    this.port(port).linkAdminUp = false;
+  }
+
+  /**
+   * rte_eth_rx_descriptor_status: the state of the descriptor `offset`
+   * places after the next one the driver will fill.
+   * @returns RX_DESC_AVAIL / RX_DESC_DONE / RX_DESC_UNAVAIL, or -ENOTSUP
+   *   (-95) when the driver cannot tell, -EINVAL (-22) for a queue or offset
+   *   out of range.
+   */
+  rxDescriptorStatus(port: number, q: number, offset: number): number {
+    const p = this.port(port);
+    if (q < 0 || q >= p.nbRxq || !p.rxq[q]) return -22;
+    return p.drv.rxDescriptorStatus?.(q, offset) ?? -95;
+  }
+
+  /** rte_eth_tx_descriptor_status, as rxDescriptorStatus: TX_DESC_FULL / TX_DESC_DONE / TX_DESC_UNAVAIL or -errno. */
+  txDescriptorStatus(port: number, q: number, offset: number): number {
+    const p = this.port(port);
+    if (q < 0 || q >= p.nbTxq || !p.txq[q]) return -22;
+    return p.drv.txDescriptorStatus?.(q, offset) ?? -95;
   }
 
   private rawCounters(p: Port): Float64Array {

@@ -1,9 +1,11 @@
 /**
- * testpmd's statistics blocks, laid out character for character as DPDK's
- * (app/test-pmd: nic_stats_display, fwd_stats_display), so scripts that
- * parse DPDK's output parse dpkit's.
+ * testpmd's statistics and information blocks, laid out character for
+ * character as DPDK's (app/test-pmd: nic_stats_display, fwd_stats_display,
+ * port_infos_display, …), so scripts that parse DPDK's output parse dpkit's.
  */
+import type { Ethdev } from '../../ethdev/ethdev.js';
 import type { EthStats } from '../../ethdev/stats.js';
+import { formatMac } from '../../net/ether.js';
 
 /** printf's %-Nu: left-aligned in N columns (wider values push on, as printf does). */
 const l = (v: number, w: number) => String(Math.round(v)).padEnd(w);
@@ -68,5 +70,93 @@ export function accumulatedBlock(s: FwdPortStats): string {
     '  +++++++++++++++ Accumulated forward statistics for all ports+++++++++++++++',
     ...fwdLines(s, false),
     '  ' + '+'.repeat(76),
+  ].join('\n');
+}
+
+const INFO_BORDER = '*********************';
+
+/** rte_eth_link_speed_to_str: a link speed in Mbps as DPDK names it. */
+export function linkSpeedText(mbps: number): string {
+  if (mbps === 0) return 'None';
+  if (mbps < 1000) return `${mbps} Mbps`;
+  return `${mbps / 1000} Gbps`;
+}
+
+/** `show port info N` (port_infos_display): every field DPDK prints, with what dpkit's ports have. */
+export function portInfoBlock(e: Ethdev, p: number): string {
+  const i = e.info(p);
+  return [
+    '',
+    `${INFO_BORDER} Infos for port ${String(p).padEnd(2)} ${INFO_BORDER}`,
+    `MAC address: ${formatMac(e.macAddr(p))}`,
+    `Device name: ${e.name(p)}`,
+    `Driver name: ${i.driverName}`,
+    'Firmware-version: not available',
+    `Devargs: ${e.devargs(p)}`,
+    'Connect to socket: 0',
+    'memory allocation on the socket: 0',
+    `Link status: ${e.linkUp(p) ? 'up' : 'down'}`,
+    `Link speed: ${linkSpeedText(e.linkUp(p) ? e.linkSpeed(p) : 0)}`,
+    'Link duplex: full-duplex',
+    'Autoneg status: Off',
+    `MTU: ${e.mtuGet(p)}`,
+    `Promiscuous mode: ${e.promiscuousGet(p) ? 'enabled' : 'disabled'}`,
+    `Allmulticast mode: ${e.allmulticastGet(p) ? 'enabled' : 'disabled'}`,
+    'Maximum number of MAC addresses: 1',
+    'Maximum number of MAC addresses of hash filtering: 0',
+    'VLAN offload: ',
+    '  strip off, filter off, extend off, qinq strip off',
+    // dpkit's drivers hash no flows for RSS (net_ring's rss spreads by its own rule).
+    'No RSS offload flow type is supported.',
+    'Minimum size of RX buffer: 0',
+    'Maximum configurable length of RX packet: 65535',
+    'Maximum configurable size of LRO aggregated packet: 0',
+    `Current number of RX queues: ${e.nbRxQueues(p)}`,
+    `Max possible RX queues: ${i.maxRxQueues}`,
+    `Max possible number of RXDs per queue: ${i.rxDescLim.max}`,
+    `Min possible number of RXDs per queue: ${i.rxDescLim.min}`,
+    `RXDs number alignment: ${i.rxDescLim.align}`,
+    `Current number of TX queues: ${e.nbTxQueues(p)}`,
+    `Max possible TX queues: ${i.maxTxQueues}`,
+    `Max possible number of TXDs per queue: ${i.txDescLim.max}`,
+    `Min possible number of TXDs per queue: ${i.txDescLim.min}`,
+    `TXDs number alignment: ${i.txDescLim.align}`,
+    'Max segment number per packet: 65535',
+    'Max segment number per MTU/TSO: 65535',
+    'Device capabilities: 0x0( )',
+    'Device error handling mode: none',
+  ].join('\n');
+}
+
+/** `show port summary all` (port_summary_header_display + port_summary_display). */
+export function portSummary(e: Ethdev, ports: number[]): string {
+  const row = (a: string, b: string, c: string, d: string, s: string, l: string) => `${a.padEnd(4)} ${b.padEnd(17)} ${c.padEnd(12)} ${d.padEnd(14)} ${s.padEnd(8)} ${l}`;
+  return [
+    `Number of available ports: ${ports.length}`,
+    row('Port', 'MAC Address', 'Name', 'Driver', 'Status', 'Link'),
+    ...ports.map((p) => row(String(p), formatMac(e.macAddr(p)), e.name(p), e.info(p).driverName, e.linkUp(p) ? 'up' : 'down', linkSpeedText(e.linkUp(p) ? e.linkSpeed(p) : 0))),
+  ].join('\n');
+}
+
+/** `show port xstats N` (nic_xstats_display). */
+export function xstatsBlock(e: Ethdev, p: number): string {
+  return [`###### NIC extended statistics for port ${String(p).padEnd(2)}`, ...Object.entries(e.xstats(p)).map(([k, v]) => `${k}: ${v}`)].join('\n');
+}
+
+/** `show device info all` (device_infos_display): each vdev and its port. */
+export function deviceInfoBlock(e: Ethdev, p: number): string {
+  return [
+    '',
+    `${INFO_BORDER} Infos for device ${e.name(p)} ${INFO_BORDER}`,
+    'Bus name: vdev',
+    'Bus information: ',
+    `Driver name: ${e.info(p).driverName}`,
+    `Devargs: ${e.devargs(p)}`,
+    'Connect to socket: 0',
+    '',
+    `\tPort id: ${String(p).padEnd(2)}`,
+    `\tMAC address: ${formatMac(e.macAddr(p))}`,
+    `\tDevice name: ${e.name(p)}`,
+    '\tDevice speed capability: Autonegotiate (all speeds)',
   ].join('\n');
 }

@@ -7,6 +7,7 @@
  * tx_first`). On exit it returns its mempool cache to the shared ring, so
  * the pool is full once ports drain.
  */
+import { writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { drivers } from '../../drivers/index.js';
 import type { QueueDescriptor } from '../../ethdev/driver.js';
@@ -20,6 +21,7 @@ import type { FwdConfig, FwdContext, FwdStream } from '../../fwd/engine.js';
 import { MAX_PKT_BURST } from '../../fwd/engine.js';
 import { engines } from '../../fwd/index.js';
 import { txonly } from '../../fwd/txonly.js';
+import { dumpingRxQueue, retryingTxQueue } from './rxtx-hooks.js';
 
 /** One stream as the main thread describes it to the lcore. */
 export interface StreamJob {
@@ -42,6 +44,14 @@ export interface LcoreJob {
   config: FwdConfig;
   streams: StreamJob[];
   txFirst: number;
+  /** `set verbose`: 1 and more print every received burst. */
+  verbose: number;
+  /** `set fwd MODE retry`: how tx retries a partly refused burst; absent, it does not. */
+  txRetry?: { delayUs: number; retries: number };
+  /** Counts lcores past their first pass over their streams (shared). */
+  polled: Int32Array;
+  /** Where the dumps of `set verbose` go: stdout, or stderr when stdout carries --json. */
+  dumpTo: 'stdout' | 'stderr';
 }
 
 /** How often (in passes over all streams) the loop looks at the stop flag. */
@@ -56,13 +66,25 @@ const spec = (d: QueueDescriptor) => {
   if (!s) throw new Error(`no driver ${d.driver} to open a queue`);
   return s;
 };
+// Written from this thread at once, as DPDK's lcores printf: a worker's process.stdout only
+// flushes when its event loop turns, which a polling lcore's never does.
+const dumpFd = job.dumpTo === 'stderr' ? 2 : 1;
+const dump = (text: string) => writeSync(dumpFd, text);
+const rxqOf = (s: StreamJob) => {
+  const q = spec(s.rxq).openRxQueue(heap, s.rxq);
+  return job.verbose > 0 ? dumpingRxQueue(q, heap, s.rxPort, s.rxQueue, dump) : q;
+};
+const txqOf = (s: StreamJob) => {
+  const q = spec(s.txq).openTxQueue(heap, s.txq);
+  return job.txRetry ? retryingTxQueue(q, heap, job.txRetry.delayUs, job.txRetry.retries) : q;
+};
 const streams: FwdStream[] = job.streams.map((s) => ({
   rxPort: s.rxPort,
   rxQueue: s.rxQueue,
   txPort: s.txPort,
   txQueue: s.txQueue,
-  rxq: spec(s.rxq).openRxQueue(heap, s.rxq),
-  txq: spec(s.txq).openTxQueue(heap, s.txq),
+  rxq: rxqOf(s),
+  txq: txqOf(s),
   stats: s.stats,
   txMac: s.txMac,
   peerMac: s.peerMac,
@@ -79,7 +101,11 @@ lcoreReady(ctl, cpu);
 // Stopped before the launch (another lcore failed its set-up): no burst goes out.
 if (Atomics.load(ctl, CTL_STOP) === 0) {
   if (first) for (let k = 0; k < job.txFirst; k++) for (const fs of streams) first.fwd(fs);
-  for (let pass = 0; ; pass++) {
+  // One pass over every stream before start() returns: statistics read right after show it.
+  for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
+  Atomics.add(job.polled, 0, 1);
+  Atomics.notify(job.polled, 0);
+  for (let pass = 1; ; pass++) {
     for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
     if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;
   }

@@ -14,7 +14,8 @@ import { Lcores } from '../../eal/launcher.js';
 import { Heap } from '../../eal/heap.js';
 import { MBUF_SIZE } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
-import { defaultPeerMac, formatMac } from '../../net/ether.js';
+import { defaultPeerMac, formatMac, parseMac } from '../../net/ether.js';
+import type { DevInfo } from '../../ethdev/driver.js';
 import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, type FwdPortStats, type Throughput } from './display.js';
 import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdConfig } from '../../fwd/engine.js';
 import { engineChecks, engines } from '../../fwd/index.js';
@@ -84,14 +85,30 @@ interface PortBase {
   time: number;
 }
 
+/** testpmd's burst_tx_delay_time and burst_tx_retry_num defaults (BURST_TX_WAIT_US, BURST_TX_RETRIES). */
+const BURST_TX_WAIT_US = 1;
+const BURST_TX_RETRIES = 64;
+
 export class Testpmd {
   readonly heap: Heap;
   readonly pool: Mempool;
   readonly ethdev: Ethdev;
-  readonly ports: number[];
+  /** Ports not closed, in id order. */
+  ports: number[];
+  /** The forwarding ports: the first nbFwdPorts of this list (`set portlist`, `set nbport`). */
+  fwdPortList: number[];
+  nbFwdPorts: number;
   readonly config: FwdConfig;
   forwardMode: string;
   txFirst = 0;
+  /** `set verbose N`: 1 and more print every received packet, as testpmd's rx dump callbacks. */
+  verbose = 0;
+  /** `set fwd MODE retry` and `set burst tx delay D retry R`: what a tx queue refuses is retried R times, D µs apart. */
+  retry = false;
+  txDelayUs = BURST_TX_WAIT_US;
+  txRetries = BURST_TX_RETRIES;
+  /** Ports whose queues must be configured and set up again at their next start (testpmd's need_reconfig). */
+  private needReconfig = new Set<number>();
   private lcores: Lcores | undefined;
   /** Which CPUs each lcore is pinned to (EAL's lcore placement). */
   readonly placement: Placement;
@@ -103,6 +120,8 @@ export class Testpmd {
   /** Port counters at the last `show port stats` (for "since last show" throughput). */
   private showBase = new Map<number, PortBase>();
   private streamSlots: number[] = [];
+  /** Stream counters at the last `clear fwd stats all`, by first slot. */
+  private slotBase = new Map<number, Float64Array>();
   private closed = false;
 
   constructor(
@@ -138,6 +157,8 @@ export class Testpmd {
     this.log(`testpmd: create a new mbuf pool <mb_pool_0>: n=${n}, size=${opts.mbufSize}, socket=0`);
     this.ethdev = new Ethdev(this.heap, drivers);
     this.ports = vdevs.map((v) => this.ethdev.create(v));
+    this.fwdPortList = [...this.ports];
+    this.nbFwdPorts = this.ports.length;
     this.log(`Set ${this.forwardMode} packet forwarding mode`);
     if (this.ports.length % 2 === 1 && opts.portTopology === 'paired') {
       this.log('\nWarning! port-topology=paired and odd forward ports number, the last port will pair with itself.\n');
@@ -148,13 +169,18 @@ export class Testpmd {
   }
 
   private setupPort(p: number): void {
+    this.configurePort(p);
+    this.ethdev.start(p);
+    this.log(`Port ${p}: ${formatMac(this.ethdev.macAddr(p))}`);
+  }
+
+  /** Configures the port and sets up its queues from the current --rxq/--txq/--rxd/--txd. */
+  private configurePort(p: number): void {
     const o = this.opts;
     this.log(`Configuring Port ${p} (socket 0)`);
     this.ethdev.configure(p, o.rxq, o.txq);
     for (let q = 0; q < o.rxq; q++) this.ethdev.rxQueueSetup(p, q, o.rxd, this.pool, { rxFreeThresh: o.rxFreeThresh });
     for (let q = 0; q < o.txq; q++) this.ethdev.txQueueSetup(p, q, o.txd, { txFreeThresh: o.txFreeThresh, txRsThresh: o.txRsThresh, offloads: o.txOffloads });
-    this.ethdev.start(p);
-    this.log(`Port ${p}: ${formatMac(this.ethdev.macAddr(p))}`);
   }
 
   get forwarding(): boolean {
@@ -163,7 +189,17 @@ export class Testpmd {
 
   /** Fwd lcore ids in use: the first --nb-cores of the non-main lcores. */
   fwdLcoreIds(): number[] {
-    return this.opts.lcores.filter((l) => l !== this.opts.mainLcore).slice(0, this.opts.nbCores);
+    return this.cfgLcoreIds().slice(0, this.opts.nbCores);
+  }
+
+  /** Every lcore forwarding may use (testpmd's fwd_lcores_cpuids): the non-main lcores. */
+  cfgLcoreIds(): number[] {
+    return this.opts.lcores.filter((l) => l !== this.opts.mainLcore);
+  }
+
+  /** The ports forwarding runs on. */
+  fwdPorts(): number[] {
+    return this.fwdPortList.slice(0, this.nbFwdPorts);
   }
 
   peerMac(port: number): Uint8Array {
@@ -172,13 +208,14 @@ export class Testpmd {
 
   private buildStreams(): void {
     const nbq = Math.min(this.opts.rxq, this.opts.txq);
-    const perLcore = fwdStreams(this.ports, nbq, this.opts.portTopology, this.opts.nbCores);
+    const perLcore = fwdStreams(this.fwdPorts(), nbq, this.opts.portTopology, this.opts.nbCores);
     let k = 0;
     this.streams = perLcore.map((list) =>
       list.map((s) => {
         if (k >= this.streamSlots.length) this.streamSlots.push(this.heap.reserve(FS_SLOTS * 8, 64, 'stream stats') >>> 3);
         const stats = this.streamSlots[k++]!;
         this.heap.f64.fill(0, stats, stats + FS_SLOTS);
+        this.slotBase.delete(stats);
         return { ...s, stats };
       }),
     );
@@ -186,11 +223,12 @@ export class Testpmd {
 
   /** `show config fwd`: the streams of each lcore, as testpmd prints them. */
   fwdConfigText(): string {
-    if (this.streams.length === 0) this.buildStreams();
-    const nbStreams = this.streams.reduce((a, s) => a + s.length, 0);
+    // While forwarding, the running streams; otherwise those the next start will make.
+    const streams = this.lcores ? this.streams : fwdStreams(this.fwdPorts(), Math.min(this.opts.rxq, this.opts.txq), this.opts.portTopology, this.opts.nbCores);
+    const nbStreams = streams.reduce((a, s) => a + s.length, 0);
     const ids = this.fwdLcoreIds();
-    const lines = [`${this.forwardMode} packet forwarding - ports=${this.ports.length} - cores=${this.streams.length} - streams=${nbStreams} - NUMA support enabled, MP allocation mode: native`];
-    this.streams.forEach((list, i) => {
+    const lines = [`${this.forwardMode} packet forwarding - ports=${this.fwdPorts().length} - cores=${streams.length} - streams=${nbStreams} - NUMA support enabled, MP allocation mode: native`];
+    streams.forEach((list, i) => {
       lines.push(`Logical Core ${ids[i]} (socket 0) forwards packets on ${list.length} streams:`);
       for (const s of list) {
         lines.push(`  RX P=${s.rxPort}/Q=${s.rxQueue} (socket 0) -> TX P=${s.txPort}/Q=${s.txQueue} (socket 0) peer=${formatMac(this.peerMac(s.txPort))}`);
@@ -199,23 +237,26 @@ export class Testpmd {
     return lines.join('\n');
   }
 
-  /** The per-start summary testpmd prints under the stream list. */
+  /**
+   * `show config rxtx`, also printed under the stream list at start
+   * (testpmd's rxtx_config_display): every port, its first rx and tx queue.
+   */
   fwdParamsText(): string {
     const o = this.opts;
-    const lines = ['', `  ${this.forwardMode} packet forwarding packets/burst=${this.config.burst}`];
+    const lines = [`  ${this.forwardMode} packet forwarding${this.retry ? ' with retry' : ''} packets/burst=${this.config.burst}`];
     if (this.forwardMode === 'txonly' || this.forwardMode === 'flowgen') {
       lines.push(`  packet len=${this.config.txPkts.reduce((a, b) => a + b, 0)} - nb packet segments=${this.config.txPkts.length}`);
     }
-    lines.push(`  nb forwarding cores=${this.streams.length} - nb forwarding ports=${this.ports.length}`);
+    lines.push(`  nb forwarding cores=${this.opts.nbCores} - nb forwarding ports=${this.nbFwdPorts}`);
     for (const p of this.ports) {
+      // Queue 0 only, "to be less verbose", as testpmd; a port to be reconfigured shows what it will get.
+      const fresh = this.needReconfig.has(p);
       lines.push(`  port ${p}: RX queue number: ${o.rxq} Tx queue number: ${o.txq}`);
       lines.push(`    Rx offloads=0x0 Tx offloads=0x${o.txOffloads.toString(16)}`);
-      for (let q = 0; q < o.rxq; q++) {
-        lines.push(`    RX queue: ${q}`, `      RX desc=${this.ethdev.rxDesc(p, q)} - RX free threshold=${o.rxFreeThresh}`);
-      }
-      for (let q = 0; q < o.txq; q++) {
-        lines.push(`    TX queue: ${q}`, `      TX desc=${this.ethdev.txDesc(p, q)} - TX free threshold=${o.txFreeThresh}`, `      TX offloads=0x${o.txOffloads.toString(16)} - TX RS bit threshold=${o.txRsThresh}`);
-      }
+      lines.push(`    RX queue: 0`, `      RX desc=${fresh ? o.rxd : this.ethdev.rxDesc(p, 0)} - RX free threshold=${o.rxFreeThresh}`);
+      lines.push(`      RX threshold registers: pthresh=0 hthresh=0  wthresh=0`, `      RX Offloads=0x0`);
+      lines.push(`    TX queue: 0`, `      TX desc=${fresh ? o.txd : this.ethdev.txDesc(p, 0)} - TX free threshold=${o.txFreeThresh}`);
+      lines.push(`      TX threshold registers: pthresh=0 hthresh=0  wthresh=0`, `      TX offloads=0x${o.txOffloads.toString(16)} - TX RS bit threshold=${o.txRsThresh}`);
     }
     return lines.join('\n');
   }
@@ -228,20 +269,23 @@ export class Testpmd {
 
   /**
    * start / start tx_first [n]: launches the forwarding lcores.
-   * @returns once every lcore has set up and been released into its loop
-   *   (the `tx_first` bursts go out after that).
+   * @returns once every lcore has set up, been released into its loop and
+   *   polled each of its streams once (after its `tx_first` bursts), so
+   *   statistics read next show traffic.
    * @throws ArgError when forwarding already runs or the configuration does
    *   not suit the engine (nothing is launched); LcoreError when an lcore
    *   fails its set-up (the others are stopped and forwarding is off again).
    */
   async start(txFirst = 0): Promise<void> {
+    if (this.ports.some((p) => !this.ethdev.isStarted(p))) throw new ArgError('Not all ports were started');
     if (this.lcores) throw new ArgError('Packet forwarding already started');
     this.checkEngine(txFirst);
     this.buildStreams();
     for (const p of this.ports) this.fwdBase.set(p, this.ethdev.stats(p));
     this.log(this.fwdConfigText());
-    this.log(this.fwdParamsText());
+    this.log('\n' + this.fwdParamsText());
     const ids = this.fwdLcoreIds();
+    const polled = new Int32Array(new SharedArrayBuffer(4));
     const launches = this.streams.map((list, i) => {
       const job: LcoreJob = {
         heap: this.heap.descriptor(),
@@ -250,6 +294,10 @@ export class Testpmd {
         engine: this.forwardMode,
         config: this.config,
         txFirst,
+        verbose: this.verbose,
+        txRetry: this.retry ? { delayUs: this.txDelayUs, retries: this.txRetries } : undefined,
+        dumpTo: this.opts.json ? 'stderr' : 'stdout',
+        polled,
         streams: list.map(
           (s): StreamJob => ({
             ...s,
@@ -266,6 +314,7 @@ export class Testpmd {
     this.lcores = lc;
     try {
       await lc.launched();
+      await Promise.race([allPolled(polled, launches.length), lc.failed()]);
     } catch (e) {
       await lc.wait().catch(() => {});
       this.cpuOfLcore = new Map(lc.cpuOf);
@@ -315,8 +364,7 @@ export class Testpmd {
   fwdStats(): { ports: Map<number, FwdPortStats>; total: FwdPortStats } {
     const ports = new Map<number, FwdPortStats>();
     const total: FwdPortStats = { rxPackets: 0, rxDropped: 0, txPackets: 0, txDropped: 0, rxBadIpCsum: 0, rxBadL4Csum: 0 };
-    const f64 = this.heap.f64;
-    for (const p of this.ports) {
+    for (const p of this.fwdPorts()) {
       const now = this.ethdev.stats(p);
       const base = this.fwdBase.get(p) ?? now;
       const s: FwdPortStats = {
@@ -328,10 +376,10 @@ export class Testpmd {
         rxBadL4Csum: 0,
       };
       for (const s2 of this.streams.flat()) {
-        if (s2.txPort === p) s.txDropped += f64[s2.stats + FS_FWD_DROPPED]!;
+        if (s2.txPort === p) s.txDropped += this.slot(s2.stats, FS_FWD_DROPPED);
         if (s2.rxPort === p) {
-          s.rxBadIpCsum += f64[s2.stats + FS_RX_BAD_IP_CSUM]!;
-          s.rxBadL4Csum += f64[s2.stats + FS_RX_BAD_L4_CSUM]!;
+          s.rxBadIpCsum += this.slot(s2.stats, FS_RX_BAD_IP_CSUM);
+          s.rxBadL4Csum += this.slot(s2.stats, FS_RX_BAD_L4_CSUM);
         }
       }
       ports.set(p, s);
@@ -342,15 +390,14 @@ export class Testpmd {
 
   /** Each stream's counters since forwarding started (testpmd's fwd_stream rx/tx/dropped). */
   streamStats(): (StreamConf & { lcore: number; rxPackets: number; txPackets: number; fwdDropped: number })[] {
-    const f64 = this.heap.f64;
     const ids = this.fwdLcoreIds();
     return this.streams.flatMap((list, i) =>
       list.map((s) => ({
         ...s,
         lcore: ids[i]!,
-        rxPackets: f64[s.stats + FS_RX_PACKETS]!,
-        txPackets: f64[s.stats + FS_TX_PACKETS]!,
-        fwdDropped: f64[s.stats + FS_FWD_DROPPED]!,
+        rxPackets: this.slot(s.stats, FS_RX_PACKETS),
+        txPackets: this.slot(s.stats, FS_TX_PACKETS),
+        fwdDropped: this.slot(s.stats, FS_FWD_DROPPED),
       })),
     );
   }
@@ -382,35 +429,204 @@ export class Testpmd {
     };
   }
 
-  /** `clear port stats all`. */
-  clearPortStats(): void {
-    for (const p of this.ports) {
+  /** `clear port stats all|N` (and xstats): the ports' counters restart from zero, forward statistics too. */
+  clearPortStats(ports: number[] = this.ports): void {
+    for (const p of ports) {
       this.ethdev.statsReset(p);
       this.showBase.delete(p);
       this.fwdBase.set(p, this.ethdev.stats(p));
     }
   }
 
-  /** `port stop all` / `port start all`. */
-  portStop(): void {
-    if (this.lcores) throw new ArgError('Please stop forwarding first');
-    for (const p of this.ports) {
-      this.log(`Stopping ports...`);
+  /**
+   * `clear fwd stats all`: forward statistics restart from zero; the ports'
+   * own counters run on. The lcores own the stream counters, so their
+   * current values become the base rather than being zeroed under them.
+   */
+  clearFwdStats(): void {
+    for (const p of this.fwdPorts()) this.fwdBase.set(p, this.ethdev.stats(p));
+    for (const s of this.streams.flat()) this.slotBase.set(s.stats, this.heap.f64.slice(s.stats, s.stats + FS_SLOTS));
+  }
+
+  /** A stream counter since forwarding started or its statistics were last cleared. */
+  private slot(stats: number, k: number): number {
+    return this.heap.f64[stats + k]! - (this.slotBase.get(stats)?.[k] ?? 0);
+  }
+
+  /** Whether `which` ('all' or a port id) names a port testpmd has; logs testpmd's message when not. */
+  private validPort(which: number | 'all'): boolean {
+    if (which === 'all' || this.ports.includes(which)) return true;
+    this.log(`Invalid port ${which}`);
+    return false;
+  }
+
+  private selected(which: number | 'all'): number[] {
+    return this.ports.filter((p) => which === 'all' || p === which);
+  }
+
+  /**
+   * `port start all|N` (testpmd's start_port): reconfigures ports marked by
+   * `port config` or `port reset`, starts every stopped one, and says which
+   * were not stopped.
+   */
+  portStart(which: number | 'all' = 'all'): void {
+    if (!this.validPort(which)) return;
+    let started = 0;
+    let stoppedOnes = 0;
+    for (const p of this.selected(which)) {
+      if (this.ethdev.isStarted(p)) {
+        this.log(`Port ${p} is now not stopped`);
+        continue;
+      }
+      stoppedOnes++;
+      if (this.needReconfig.delete(p)) this.configurePort(p);
+      this.ethdev.start(p);
+      this.log(`Port ${p}: ${formatMac(this.ethdev.macAddr(p))}`);
+      started++;
+    }
+    if (started > 0) this.log('Checking link statuses...');
+    else if (stoppedOnes === 0) this.log('Please stop the ports first');
+    this.log('Done');
+  }
+
+  /** `port stop all|N` (testpmd's stop_port). Forwarding ports cannot stop while forwarding runs. */
+  portStop(which: number | 'all' = 'all'): void {
+    if (!this.validPort(which)) return;
+    this.log('Stopping ports...');
+    let stopped = 0;
+    for (const p of this.selected(which)) {
+      if (this.lcores && this.fwdPorts().includes(p)) {
+        this.log(`Please remove port ${p} from forwarding configuration.`);
+        continue;
+      }
+      if (!this.ethdev.isStarted(p)) continue;
       this.ethdev.stop(p);
+      stopped++;
+    }
+    if (stopped > 0) this.log('Checking link statuses...');
+    this.log('Done');
+  }
+
+  /** `port close all|N` (testpmd's close_port): only stopped ports close; closed ports leave every list. */
+  portClose(which: number | 'all' = 'all'): void {
+    if (!this.validPort(which)) return;
+    this.log('Closing ports...');
+    for (const p of this.selected(which)) {
+      if (this.lcores && this.fwdPorts().includes(p)) {
+        this.log(`Please remove port ${p} from forwarding configuration.`);
+        continue;
+      }
+      if (this.ethdev.isStarted(p)) {
+        this.log(`Cannot close started device (port ${p})`);
+        continue;
+      }
+      this.closePort(p);
     }
     this.log('Done');
   }
 
-  portStart(): void {
-    for (const p of this.ports) this.ethdev.start(p);
+  private closePort(p: number): void {
+    this.ethdev.close(p);
+    this.log(`Port ${p} is closed`);
+    this.ports = this.ports.filter((q) => q !== p);
+    this.fwdPortList = this.fwdPortList.filter((q) => q !== p);
+    this.nbFwdPorts = Math.min(this.nbFwdPorts, this.fwdPortList.length);
+    this.needReconfig.delete(p);
+  }
+
+  /**
+   * `port reset all|N` (testpmd's reset_port): the ports must be stopped;
+   * each is configured and set up again at its next start.
+   */
+  portReset(which: number | 'all' = 'all'): void {
+    if (!this.validPort(which)) return;
+    if (this.selected(which).some((p) => this.ethdev.isStarted(p))) {
+      this.log('Can not reset port(s), please stop port(s) first.');
+      return;
+    }
+    this.log('Resetting ports...');
+    for (const p of this.selected(which)) this.needReconfig.add(p);
     this.log('Done');
   }
 
-  setForwardMode(mode: string): void {
-    if (!engines.has(mode)) throw new ArgError(`unknown forwarding mode '${mode}' (available: ${[...engines.keys()].join(' ')})`);
+  /**
+   * `port config all rxq|txq|rxd|txd N`: every port must be stopped; the
+   * value is checked against each port's limits and applies at the next
+   * `port start`. Refusals are logged in testpmd's words.
+   */
+  portConfigAll(what: 'rxq' | 'txq' | 'rxd' | 'txd', n: number): void {
+    if (this.ports.some((p) => this.ethdev.isStarted(p))) return this.log('Please stop all ports first');
+    for (const p of this.ports) {
+      const i = this.ethdev.info(p);
+      const bad = portConfigRefusal(what, n, p, i);
+      if (bad) return this.log(bad);
+    }
+    this.opts[what] = n;
+    for (const p of this.ports) this.needReconfig.add(p);
+  }
+
+  /** `set nbcore N` (set_fwd_lcores_number). */
+  setNbCores(n: number): void {
+    if (this.lcores) return this.log('Please stop forwarding first');
+    const max = this.cfgLcoreIds().length;
+    if (n > max) return this.log(`nb fwd cores ${n} > ${max} (max. number of configured lcores) - ignored`);
+    if (n < 1) return this.log(`nb fwd cores ${n} < 1 (forwarding needs an lcore) - ignored`);
+    this.opts.nbCores = n;
+    this.log(`Number of forwarding cores set to ${n}`);
+  }
+
+  /** `set nbport N` (set_fwd_ports_number). */
+  setNbPorts(n: number): void {
+    if (this.lcores) return this.log('Please stop forwarding first');
+    if (n > this.fwdPortList.length) return this.log(`nb fwd ports ${n} > ${this.fwdPortList.length} (number of configured ports) - ignored`);
+    if (n < 1) return this.log(`nb fwd ports ${n} < 1 (forwarding needs a port) - ignored`);
+    this.nbFwdPorts = n;
+    this.log(`Number of forwarding ports set to ${n}`);
+    this.warnOddPaired();
+  }
+
+  /** `set portlist 0,2-3` (set_fwd_ports_list). */
+  setPortList(list: number[]): void {
+    if (this.lcores) return this.log('Please stop forwarding first');
+    for (const p of list) if (!this.validPort(p)) return;
+    this.fwdPortList = list;
+    if (this.nbFwdPorts !== list.length) {
+      this.log(`previous number of forwarding ports ${this.nbFwdPorts} - changed to number of configured ports ${list.length}`);
+      this.nbFwdPorts = list.length;
+    }
+    this.warnOddPaired();
+  }
+
+  private warnOddPaired(): void {
+    if (this.nbFwdPorts % 2 === 1 && this.opts.portTopology === 'paired') {
+      this.log('\nWarning! port-topology=paired and odd forward ports number, the last port will pair with itself.\n');
+    }
+  }
+
+  /** `set eth-peer N MAC` (set_fwd_eth_peer): the destination address mac forwarding writes for port N. */
+  setEthPeer(port: number, mac: string): void {
+    if (!this.ports.includes(port)) return this.log(`Error: Invalid port number ${port}`);
+    let addr: Uint8Array;
+    try {
+      addr = parseMac(mac);
+    } catch {
+      return this.log(`Error: Invalid ethernet address: ${mac}`);
+    }
+    this.opts.ethPeers.set(port, addr);
+  }
+
+  /** `set verbose N`: takes effect at the next start, whose lcores dump what they receive. */
+  setVerbose(n: number): void {
+    this.log(`Change verbose level from ${this.verbose} to ${n}`);
+    this.verbose = n;
+  }
+
+  setForwardMode(mode: string, retry = false): void {
+    if (!engines.has(mode)) throw new ArgError(`Invalid ${mode} packet forwarding mode`);
     if (this.lcores) throw new ArgError('Please stop forwarding first');
+    this.retry = retry;
     this.forwardMode = mode;
-    this.log(`Set ${mode} packet forwarding mode`);
+    this.log(`Set ${mode} packet forwarding mode${retry ? ' with retry' : ''}`);
   }
 
   /**
@@ -446,5 +662,35 @@ export class Testpmd {
       if (e instanceof LeakError) return e;
       throw e;
     }
+  }
+}
+
+/** testpmd's check_nb_rxq / check_nb_txq / check_nb_rxd / check_nb_txd message for a value port `p` cannot take, or '' when it can. */
+function portConfigRefusal(what: 'rxq' | 'txq' | 'rxd' | 'txd', n: number, p: number, i: DevInfo): string {
+  switch (what) {
+    case 'rxq':
+      return n > i.maxRxQueues ? `Fail: input rxq (${n}) can't be greater than max_rx_queues (${i.maxRxQueues}) of port ${p}` : n < 1 ? `Fail: input rxq (${n}) must be at least 1 (port ${p})` : '';
+    case 'txq':
+      return n > i.maxTxQueues ? `Fail: input txq (${n}) can't be greater than max_tx_queues (${i.maxTxQueues}) of port ${p}` : n < 1 ? `Fail: input txq (${n}) must be at least 1 (port ${p})` : '';
+    case 'rxd':
+      if (n === 0) return ''; // the driver's default, as --rxd=0
+      if (n > i.rxDescLim.max) return `Fail: input rxd (${n}) can't be greater than max_rxds (${i.rxDescLim.max}) of port ${p}`;
+      if (n < i.rxDescLim.min) return `Fail: input rxd (${n}) can't be less than min_rxds (${i.rxDescLim.min}) of port ${p}`;
+      return n % i.rxDescLim.align ? `Fail: input rxd (${n}) must be a multiple of ${i.rxDescLim.align} (port ${p})` : '';
+    case 'txd':
+      if (n === 0) return '';
+      if (n > i.txDescLim.max) return `Fail: input txd (${n}) can't be greater than max_txds (${i.txDescLim.max}) of port ${p}`;
+      if (n < i.txDescLim.min) return `Fail: input txd (${n}) can't be less than min_txds (${i.txDescLim.min}) of port ${p}`;
+      return n % i.txDescLim.align ? `Fail: input txd (${n}) must be a multiple of ${i.txDescLim.align} (port ${p})` : '';
+  }
+}
+
+/** Atomics.waitAsync (Node 16 and later), which TypeScript's ES2022 lib does not declare. */
+const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { value: Promise<string> | string } }).waitAsync;
+
+/** Resolves once `n` lcores have counted themselves in `polled[0]`, without blocking the event loop. */
+async function allPolled(polled: Int32Array, n: number): Promise<void> {
+  for (let seen = Atomics.load(polled, 0); seen < n; seen = Atomics.load(polled, 0)) {
+    await waitAsync(polled, 0, seen).value;
   }
 }
