@@ -19,7 +19,6 @@
  * the range while it is remapped see the old pages or the new ones, never a hole.
  */
 import { ArgError } from '../errors.js';
-import type { MemoryProvider } from '../eal/heap.js';
 import { MapRefusedError, requireNative } from './native.js';
 
 /** Where a peer's fd goes: `length` bytes from `fdOffset` of `fd`, at heap byte `offset`. */
@@ -104,11 +103,23 @@ export function unmapWindow(memory: WebAssembly.Memory, w: Pick<Window, 'offset'
 }
 
 /**
+ * A heap's memory backed by a memfd: what `Heap.create({ provider })` takes
+ * (eal's MemoryProvider, structurally: the shim sits below EAL and names none of it),
+ * plus the fd to hand a peer.
+ */
+export interface MemfdMemory {
+  readonly buffer: SharedArrayBuffer;
+  readonly memory: WebAssembly.Memory;
+  /** The memfd behind the memory; the process keeps it for the heap's life. */
+  readonly fd: number;
+}
+
+/**
  * The heap's memory backed by a fresh memfd (sealed size) named `name`: pass
  * it as Heap.create's `provider`, and `fd` to peers. Never grows.
  * @throws NativeUnavailableError without the shim; ArgError for a bad size.
  */
-export function memfdMemoryProvider(size: number, name = 'dpkit-heap'): MemoryProvider & { readonly fd: number } {
+export function memfdMemoryProvider(size: number, name = 'dpkit-heap'): MemfdMemory {
   const WASM_PAGE = 65536;
   if (!(size > 0) || size > 65536 * WASM_PAGE) throw new ArgError(`memfd heap ${name}: size ${size} must be between 1 and 4 GiB`);
   const pages = Math.ceil(size / WASM_PAGE);
