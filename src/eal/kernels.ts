@@ -69,12 +69,6 @@ export interface FwdKernel {
   ): number;
 }
 
-/** net_nicsim's hardware (src/kernels/as/nicsim.as.ts; twin: nicsimXmitTs in drivers/nicsim/hw.ts). */
-export interface NicsimKernel {
-  /** Offsets are heap byte offsets of queue blocks; `rxq` 0 means the cable's other end is down. */
-  nicsimXmit(txq: number, rxq: number, budget: number): number;
-}
-
 /** The kernels could not be loaded: not built, or built from other sources. */
 export class KernelError extends DpkitError {
   constructor(message: string) {
@@ -91,7 +85,6 @@ export class Kernels {
    */
   readonly fwd: FwdKernel;
   readonly vhost: VhostKernel;
-  readonly nicsim: NicsimKernel;
   /** The `layout…` globals: each record file's layout id the module was compiled with (test/eal/layout.test.ts). */
   readonly layout: Readonly<Record<string, number>>;
 
@@ -103,7 +96,6 @@ export class Kernels {
     this.layout = layout;
     this.fwd = exports as unknown as FwdKernel;
     this.vhost = exports as unknown as VhostKernel;
-    this.nicsim = exports as unknown as NicsimKernel;
   }
 
   /**
