@@ -44,8 +44,6 @@ export interface FwdKernel {
   macswapInterleave: MacswapKernelFn;
   /** 5tswap (twin: fwd/5tswap.ts); the arguments are macswap's. */
   fiveTupleSwap: MacswapKernelFn;
-  /** net_pcap infinite_rx (twin: PcapRxQueue's replay loop). */
-  pcapReplay(objs: number, n: number, table: number, count: number, cursor: number, port: number, room: number, stats: number): number;
   /** vhost's copies for a burst: (dst, src, len) triples (twin: src/vhost/copy-list.ts). */
   copyList(list: number, count: number): void;
   macFwd(objs: number, n: number, w0: number, w1: number, w2: number, olHi: number, keepHi: number, vlan: number, vlanOuter: number): void;

@@ -48,6 +48,8 @@ import {
   W_PKT_LEN,
   W_PKT_TYPE,
   W_RESET_ZERO,
+  W_TIMESTAMP_HI,
+  W_TIMESTAMP_LO,
   W_TSO_VLAN_OUTER,
   W_TX_OFFLOAD,
 } from './mbuf-layout.js';
@@ -655,5 +657,22 @@ export class Mbufs {
   private refcntError(h: number, cur: number, v: number): MbufError {
     const what = cur + v < 0 ? 'underflow' : 'overflow';
     return new MbufError(h, `mbuf ${fmtHandle(h)}: refcnt ${what} (${cur} ${v < 0 ? '-' : '+'} ${Math.abs(v)})`);
+  }
+
+  // ---- more fields --------------------------------------------------------
+
+  /** The rx timestamp in ns (DPDK's RX_TIMESTAMP dynamic field), low u32 word; valid with OlFlags.RX_TIMESTAMP. */
+  timestampLo(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_TIMESTAMP_LO]!;
+  }
+  /** The rx timestamp's high u32 word. */
+  timestampHi(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_TIMESTAMP_HI]!;
+  }
+  /** Sets the rx timestamp (ns) from its u32 words; the caller sets OlFlags.RX_TIMESTAMP. */
+  setTimestamp(h: number, lo: number, hi: number): void {
+    const r = h << MBUF_WORD_SHIFT;
+    this.u32[r + W_TIMESTAMP_LO] = lo;
+    this.u32[r + W_TIMESTAMP_HI] = hi;
   }
 }

@@ -3,11 +3,10 @@ import { describe, it } from 'node:test';
 import { drivers } from '../../src/drivers/index.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { Heap } from '../../src/eal/heap.js';
-import { LCORE_PENDING, LCORE_SIZE } from '../../src/eal/heap-layout.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { PORT_INVALID } from '../../src/mem/mbuf-layout.js';
-import { assertFull, portUp } from '../helpers.js';
+import { assertFull, firstHeapDifference, portUp } from '../helpers.js';
 
 for (const datapath of ['wasm', 'ts'] as const) {
   describe(`net_null (${datapath} datapath)`, () => {
@@ -105,10 +104,7 @@ describe('net_null kernels and their twins', () => {
       };
       const [w, t] = [run('wasm'), run('ts')];
       assert.ok(w.kernels && !t.kernels);
-      // free_bulk's pending array is a thread's scratch: its leftovers mean nothing.
-      const skip = [w.lcore + LCORE_PENDING, w.lcore + LCORE_SIZE];
-      let first = -1;
-      for (let i = 0; i < w.u8.length && first < 0; i++) if (w.u8[i] !== t.u8[i] && (i < skip[0]! || i >= skip[1]!)) first = i;
+      const first = firstHeapDifference(w, t);
       assert.equal(first, -1, `heaps differ first at byte ${first}`);
     });
   }

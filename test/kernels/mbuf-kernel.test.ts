@@ -4,6 +4,7 @@ import { Heap } from '../../src/eal/heap.js';
 import { HEAP_LAYOUT_ID } from '../../src/eal/heap-layout.js';
 import { NICSIM_LAYOUT_ID } from '../../src/drivers/nicsim/nicsim-layout.js';
 import { NULL_LAYOUT_ID } from '../../src/drivers/null/null-layout.js';
+import { PCAP_LAYOUT_ID } from '../../src/drivers/pcap/pcap-layout.js';
 import { STATS_LAYOUT_ID } from '../../src/ethdev/stats-layout.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { H_NB_SEGS, MBUF_HALF_SHIFT, MBUF_LAYOUT_ID, MBUF_SHIFT } from '../../src/mem/mbuf-layout.js';
@@ -27,6 +28,7 @@ describe('mbuf kernel', () => {
       layoutMempool: MEMPOOL_LAYOUT_ID,
       layoutNicsim: NICSIM_LAYOUT_ID,
       layoutNull: NULL_LAYOUT_ID,
+      layoutPcap: PCAP_LAYOUT_ID,
       layoutRing: RING_LAYOUT_ID,
       layoutStats: STATS_LAYOUT_ID,
       layoutNetHdrSize: NET_HDR_SIZE,
