@@ -74,6 +74,8 @@ export class Mbufs {
    * or its twin freeBulkDirect, same signature.
    */
   private readonly freeDirect: (lc: number, objs: number, n: number) => number;
+  /** pktLenSum's work, chosen once: the mbufPktLenSum kernel or its twin pktLenSumTs. */
+  private readonly lenSum: (objs: number, n: number) => number;
 
   constructor(readonly heap: Heap) {
     this.u8 = heap.u8;
@@ -83,6 +85,7 @@ export class Mbufs {
     this.lc = heap.lcore;
     this.pending = heap.burstAt(this.lc + LCORE_PENDING, LCORE_PENDING_COUNT);
     this.freeDirect = heap.kernels ? heap.kernels.fn('mbufFreeBulk') : (lc, objs, n) => this.freeBulkDirect(lc, objs, n);
+    this.lenSum = heap.kernels ? heap.kernels.fn('mbufPktLenSum') : (objs, n) => this.pktLenSumTs(objs, n);
   }
 
   // ---- fields -------------------------------------------------------------
@@ -674,5 +677,28 @@ export class Mbufs {
     const r = h << MBUF_WORD_SHIFT;
     this.u32[r + W_TIMESTAMP_LO] = lo;
     this.u32[r + W_TIMESTAMP_HI] = hi;
+  }
+  /**
+   * Sets refcnt to 0, as a pool holds its mbufs, with a plain store: for an
+   * mbuf this thread owns alone that goes straight back to its pool (fast
+   * free, which skips prefreeSeg).
+   */
+  clearRefcnt(h: number): void {
+    this.u16[(h << MBUF_HALF_SHIFT) + H_REFCNT] = 0;
+  }
+
+  // ---- bursts -------------------------------------------------------------
+
+  /** Total pktLen of `burst[0..n)`, for a queue's byte counters: one wasm call (mbufPktLenSum) on the wasm datapath. */
+  pktLenSum(burst: Burst, n: number): number {
+    return this.lenSum(burst.byteOffset, n);
+  }
+  /** The twin of the mbufPktLenSum kernel (mbuf.as.ts), same signature: `objs` is the burst's heap offset. */
+  pktLenSumTs(objs: number, n: number): number {
+    const u32 = this.u32;
+    const o = objs >>> 2;
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += u32[(u32[o + i]! << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+    return sum;
   }
 }

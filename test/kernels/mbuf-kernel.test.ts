@@ -162,4 +162,24 @@ describe('mbuf kernel', () => {
     }
     assertFull(mp);
   });
+
+  it('mbufPktLenSum sums a burst\'s packet lengths as its twin does', () => {
+    const heap = Heap.create({ size: 4 << 20 });
+    assert.ok(heap.kernels);
+    const mp = Mempool.create(heap, { name: 'lens', n: 512, cacheSize: 0 });
+    const mb = new Mbufs(heap);
+    const burst = heap.burst(512);
+    assert.equal(mp.allocBulk(burst, 512), 512);
+    let rng = 3;
+    for (let i = 0; i < 512; i++) mb.setPktLen(burst[i]!, (rng = (Math.imul(rng, 1103515245) + 12345) >>> 0) % 65536);
+    const kernel = heap.kernels.fn('mbufPktLenSum');
+    for (const [off, n] of [[0, 0], [0, 1], [3, 32], [100, 412], [0, 512]] as const) {
+      const expected = [...burst.subarray(off, off + n)].reduce((sum, h) => sum + mb.pktLen(h), 0);
+      assert.equal(kernel(burst.byteOffset + off * 4, n), expected, `${n} from ${off}`);
+      assert.equal(mb.pktLenSumTs(burst.byteOffset + off * 4, n), expected);
+      assert.equal(mb.pktLenSum(heap.burstAt(burst.byteOffset + off * 4, n), n), expected);
+    }
+    mb.freeBulk(burst, 512);
+    assertFull(mp);
+  });
 });

@@ -17,12 +17,9 @@ import {
   M_VLAN_TCI_OUTER,
 } from '../../mem/mbuf-layout.as';
 
-/** Total pktLen of a burst (tx byte counters; twin: burstBytes in src/drivers/burst-bytes.ts). */
-export function pktLenSum(objs: u32, n: u32): u32 {
-  let sum: u32 = 0;
-  for (let i: u32 = 0; i < n; i++) sum += load<u32>(load<u32>(objs + (i << 2)) << MBUF_SHIFT, M_PKT_LEN);
-  return sum;
-}
+// The memory layer's mbufPktLenSum under its old name, for net_vhost's byte
+// counters (src/drivers/burst-bytes.ts) until they use Mbufs.pktLenSum.
+export { mbufPktLenSum as pktLenSum } from '../../mem/mbuf.as';
 
 // ---- macswap, in the variants of the SIMD macswap study ------------------
 // Every variant leaves the same bytes and metadata (test/kernels compares
