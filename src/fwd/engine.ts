@@ -12,13 +12,8 @@ import type { Mempool } from '../mem/mempool.js';
 /** testpmd's MAX_PKT_BURST. */
 export const MAX_PKT_BURST = 512;
 
-/** Stream counters (Float64 slots from FwdStream.stats); see ethdev/stats.ts for why plain stores are safe. */
-export const FS_RX_PACKETS = 0;
-export const FS_TX_PACKETS = 1;
-export const FS_FWD_DROPPED = 2;
-export const FS_RX_BAD_IP_CSUM = 3;
-export const FS_RX_BAD_L4_CSUM = 4;
-export const FS_SLOTS = 8;
+/** Stream counters (Float64 slots from FwdStream.stats), declared in stream.record.ts; see ethdev/stats.ts for why plain stores are safe. */
+export { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS } from './stream-layout.js';
 
 /** A forwarding stream (testpmd's fwd_stream): one rx queue to one tx queue. */
 export interface FwdStream {

@@ -11,6 +11,7 @@ import { H_NB_SEGS, MBUF_HALF_SHIFT, MBUF_LAYOUT_ID, MBUF_SHIFT } from '../../sr
 import { CACHE_STRIDE, MEMPOOL_LAYOUT_ID, P_CACHE_BASE, P_RING } from '../../src/mem/mempool-layout.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { RING_LAYOUT_ID } from '../../src/ring/ring-layout.js';
+import { STREAM_LAYOUT_ID } from '../../src/fwd/stream-layout.js';
 import { REGION_WORDS, T_REGIONS } from '../../src/virtio/guest-memory.js';
 import { G_BAD_USED, G_FREE_HEAD, G_LAST_USED, G_NUM_FREE, G_OLDEST } from '../../src/drivers/virtio/guest-ring.js';
 import { NET_HDR_SIZE } from '../../src/virtio/virtio-net.js';
@@ -31,6 +32,7 @@ describe('mbuf kernel', () => {
       layoutPcap: PCAP_LAYOUT_ID,
       layoutRing: RING_LAYOUT_ID,
       layoutStats: STATS_LAYOUT_ID,
+      layoutStream: STREAM_LAYOUT_ID,
       layoutNetHdrSize: NET_HDR_SIZE,
       layoutGuestRegionBytes: REGION_WORDS * 8,
       layoutGuestTableRegions: T_REGIONS * 8,
