@@ -38,6 +38,7 @@ export type MacswapKernelFn = (objs: number, n: number, olHi: number, keepHi: nu
 
 /** See src/kernels/as/fwd.as.ts. (Moves beside src/fwd and the drivers with its kernels.) */
 export interface FwdKernel {
+  /** mbufPktLenSum (mem/mbuf.as.ts) under its old name, for net_vhost's burstBytes until it counts with Mbufs.pktLenSum. */
   pktLenSum(objs: number, n: number): number;
   macswap: MacswapKernelFn;
   macswapOfl: MacswapKernelFn;
