@@ -81,3 +81,17 @@ export function portUp(ethdev: Ethdev, pool: Mempool, p: number, queues = 1): nu
   ethdev.start(p);
   return p;
 }
+
+/**
+ * The first byte where a wasm heap and a twin (ts) heap differ, or -1: what a
+ * kernel test asserts after driving both with the same script. Skips free_bulk's
+ * pending array in the lcore block (a thread's scratch: its leftovers mean
+ * nothing) and any `skip` ranges [from, to) of byte offsets.
+ */
+export function firstHeapDifference(wasm: Heap, ts: Heap, skip: (readonly [number, number])[] = []): number {
+  const ranges = [[wasm.lcore + LCORE_PENDING, wasm.lcore + LCORE_SIZE] as const, ...skip];
+  const a = wasm.u8;
+  const b = ts.u8;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !ranges.some(([lo, hi]) => i >= lo && i < hi)) return i;
+  return -1;
+}

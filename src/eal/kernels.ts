@@ -26,15 +26,8 @@ export type KernelFn = (...args: number[]) => number;
 
 /** See src/kernels/as/fwd.as.ts. (Moves beside the drivers with its kernels; the engines' are in src/fwd.) */
 export interface FwdKernel {
+  /** mbufPktLenSum (mem/mbuf.as.ts) under its old name, for net_vhost's burstBytes until it counts with Mbufs.pktLenSum. */
   pktLenSum(objs: number, n: number): number;
-  /** net_pcap infinite_rx (twin: PcapRxQueue's replay loop). */
-  pcapReplay(objs: number, n: number, table: number, count: number, cursor: number, port: number, room: number, stats: number): number;
-}
-
-/** net_nicsim's hardware (src/kernels/as/nicsim.as.ts; twin: nicsimXmitTs in drivers/nicsim/hw.ts). */
-export interface NicsimKernel {
-  /** Offsets are heap byte offsets of queue blocks; `rxq` 0 means the cable's other end is down. */
-  nicsimXmit(txq: number, rxq: number, budget: number): number;
 }
 
 /** The kernels could not be loaded: not built, or built from other sources. */
@@ -52,7 +45,6 @@ export class Kernels {
    * with `fn` needs none of them.
    */
   readonly fwd: FwdKernel;
-  readonly nicsim: NicsimKernel;
   /** The `layout…` globals: each record file's layout id the module was compiled with (test/eal/layout.test.ts). */
   readonly layout: Readonly<Record<string, number>>;
 
@@ -63,7 +55,6 @@ export class Kernels {
     }
     this.layout = layout;
     this.fwd = exports as unknown as FwdKernel;
-    this.nicsim = exports as unknown as NicsimKernel;
   }
 
   /**

@@ -21,7 +21,6 @@ import { ArgError } from '../errors.js';
 import type { Burst, Heap } from '../eal/heap.js';
 import { FREE_PENDING_SZ, Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
-import { H_REFCNT, MBUF_HALF_SHIFT } from '../mem/mbuf-layout.js';
 
 
 /**
@@ -66,7 +65,7 @@ export class TxReclaim {
       if (this.fastFree) {
         const mp = mb.poolOf(sw[from]!);
         for (let i = from; i < from + n; i++) {
-          mb.u16[(sw[i]! << MBUF_HALF_SHIFT) + H_REFCNT] = 0;
+          mb.clearRefcnt(sw[i]!);
           mp.put(sw[i]!);
         }
       } else {
@@ -104,9 +103,9 @@ export class TxReclaim {
   }
 
   private putFast(sw: Burst, from: number, n: number): void {
-    const mp: Mempool = this.mb.poolOf(sw[from]!);
-    const u16 = this.mb.u16;
-    for (let i = from; i < from + n; i++) u16[(sw[i]! << MBUF_HALF_SHIFT) + H_REFCNT] = 0;
+    const mb = this.mb;
+    const mp: Mempool = mb.poolOf(sw[from]!);
+    for (let i = from; i < from + n; i++) mb.clearRefcnt(sw[i]!);
     mp.putBulk(sw, n, from);
   }
 }

@@ -5,7 +5,7 @@
 // mempool caches, its pending array gathers runs of segments (on the stack
 // in DPDK).
 import { HEAP_POOL_TABLE, LCORE_PENDING, LCORE_PENDING_COUNT } from '../eal/heap-layout.as';
-import { MBUF_SHIFT, M_BUF_ADDR, M_BUF_LEN_POOL, M_DATA_OFF, M_DATA_OFF_REFCNT, M_NB_SEGS, M_NB_SEGS_PORT, M_NEXT, M_OL_FLAGS_HI, M_REFCNT, OL_HI_INDIRECT } from './mbuf-layout.as';
+import { MBUF_SHIFT, M_BUF_ADDR, M_BUF_LEN_POOL, M_DATA_OFF, M_DATA_OFF_REFCNT, M_NB_SEGS, M_NB_SEGS_PORT, M_NEXT, M_OL_FLAGS_HI, M_PKT_LEN, M_REFCNT, OL_HI_INDIRECT } from './mbuf-layout.as';
 import { CACHE_OBJS, POOL_CACHE_SIZE, POOL_FIRST, POOL_FLAGS, POOL_FLUSH, POOL_F_DEBUG, POOL_N } from './mempool-layout.as';
 import { cacheOf, mempoolPutBulk } from './mempool.as';
 
@@ -121,4 +121,11 @@ export function mbufFreeBulk(lc: u32, objs: u32, n: u32): u32 {
   }
   if (nb > 0 && mempoolPutBulk(pool, lc, pending, nb) != nb) return FREE_REFUSED | p;
   return p;
+}
+
+/** Total pktLen of the `n` packets of the burst at `burst`: a queue's byte counter (twin: Mbufs.pktLenSumTs). */
+export function mbufPktLenSum(burst: u32, n: u32): u32 {
+  let sum: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) sum += load<u32>(load<u32>(burst + (i << 2)) << MBUF_SHIFT, M_PKT_LEN);
+  return sum;
 }

@@ -48,6 +48,8 @@ import {
   W_PKT_LEN,
   W_PKT_TYPE,
   W_RESET_ZERO,
+  W_TIMESTAMP_HI,
+  W_TIMESTAMP_LO,
   W_TSO_VLAN_OUTER,
   W_TX_OFFLOAD,
 } from './mbuf-layout.js';
@@ -72,6 +74,8 @@ export class Mbufs {
    * or its twin freeBulkDirect, same signature.
    */
   private readonly freeDirect: (lc: number, objs: number, n: number) => number;
+  /** pktLenSum's work, chosen once: the mbufPktLenSum kernel or its twin pktLenSumTs. */
+  private readonly lenSum: (objs: number, n: number) => number;
 
   constructor(readonly heap: Heap) {
     this.u8 = heap.u8;
@@ -81,6 +85,7 @@ export class Mbufs {
     this.lc = heap.lcore;
     this.pending = heap.burstAt(this.lc + LCORE_PENDING, LCORE_PENDING_COUNT);
     this.freeDirect = heap.kernels ? heap.kernels.fn('mbufFreeBulk') : (lc, objs, n) => this.freeBulkDirect(lc, objs, n);
+    this.lenSum = heap.kernels ? heap.kernels.fn('mbufPktLenSum') : (objs, n) => this.pktLenSumTs(objs, n);
   }
 
   // ---- fields -------------------------------------------------------------
@@ -655,5 +660,45 @@ export class Mbufs {
   private refcntError(h: number, cur: number, v: number): MbufError {
     const what = cur + v < 0 ? 'underflow' : 'overflow';
     return new MbufError(h, `mbuf ${fmtHandle(h)}: refcnt ${what} (${cur} ${v < 0 ? '-' : '+'} ${Math.abs(v)})`);
+  }
+
+  // ---- more fields --------------------------------------------------------
+
+  /** The rx timestamp in ns (DPDK's RX_TIMESTAMP dynamic field), low u32 word; valid with OlFlags.RX_TIMESTAMP. */
+  timestampLo(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_TIMESTAMP_LO]!;
+  }
+  /** The rx timestamp's high u32 word. */
+  timestampHi(h: number): number {
+    return this.u32[(h << MBUF_WORD_SHIFT) + W_TIMESTAMP_HI]!;
+  }
+  /** Sets the rx timestamp (ns) from its u32 words; the caller sets OlFlags.RX_TIMESTAMP. */
+  setTimestamp(h: number, lo: number, hi: number): void {
+    const r = h << MBUF_WORD_SHIFT;
+    this.u32[r + W_TIMESTAMP_LO] = lo;
+    this.u32[r + W_TIMESTAMP_HI] = hi;
+  }
+  /**
+   * Sets refcnt to 0, as a pool holds its mbufs, with a plain store: for an
+   * mbuf this thread owns alone that goes straight back to its pool (fast
+   * free, which skips prefreeSeg).
+   */
+  clearRefcnt(h: number): void {
+    this.u16[(h << MBUF_HALF_SHIFT) + H_REFCNT] = 0;
+  }
+
+  // ---- bursts -------------------------------------------------------------
+
+  /** Total pktLen of `burst[0..n)`, for a queue's byte counters: one wasm call (mbufPktLenSum) on the wasm datapath. */
+  pktLenSum(burst: Burst, n: number): number {
+    return this.lenSum(burst.byteOffset, n);
+  }
+  /** The twin of the mbufPktLenSum kernel (mbuf.as.ts), same signature: `objs` is the burst's heap offset. */
+  pktLenSumTs(objs: number, n: number): number {
+    const u32 = this.u32;
+    const o = objs >>> 2;
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += u32[(u32[o + i]! << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+    return sum;
   }
 }

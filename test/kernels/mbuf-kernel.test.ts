@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Heap } from '../../src/eal/heap.js';
 import { HEAP_LAYOUT_ID } from '../../src/eal/heap-layout.js';
+import { NICSIM_LAYOUT_ID } from '../../src/drivers/nicsim/nicsim-layout.js';
 import { NULL_LAYOUT_ID } from '../../src/drivers/null/null-layout.js';
 import { FWD_LAYOUT_ID } from '../../src/fwd/fwd-layout.js';
+import { PCAP_LAYOUT_ID } from '../../src/drivers/pcap/pcap-layout.js';
 import { STATS_LAYOUT_ID } from '../../src/ethdev/stats-layout.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { H_NB_SEGS, MBUF_HALF_SHIFT, MBUF_LAYOUT_ID, MBUF_SHIFT } from '../../src/mem/mbuf-layout.js';
@@ -29,7 +31,9 @@ describe('mbuf kernel', () => {
       layoutMbuf: MBUF_LAYOUT_ID,
       layoutMempool: MEMPOOL_LAYOUT_ID,
       layoutFwd: FWD_LAYOUT_ID,
+      layoutNicsim: NICSIM_LAYOUT_ID,
       layoutNull: NULL_LAYOUT_ID,
+      layoutPcap: PCAP_LAYOUT_ID,
       layoutRing: RING_LAYOUT_ID,
       layoutStats: STATS_LAYOUT_ID,
       layoutGuestMemory: GUEST_MEMORY_LAYOUT_ID,
@@ -159,6 +163,26 @@ describe('mbuf kernel', () => {
       assert.equal(mbW.nbSegs(bw[0]!), 1);
       assert.equal(heap.u16[(bw[0]! << MBUF_HALF_SHIFT) + H_NB_SEGS], 1);
     }
+    assertFull(mp);
+  });
+
+  it('mbufPktLenSum sums a burst\'s packet lengths as its twin does', () => {
+    const heap = Heap.create({ size: 4 << 20 });
+    assert.ok(heap.kernels);
+    const mp = Mempool.create(heap, { name: 'lens', n: 512, cacheSize: 0 });
+    const mb = new Mbufs(heap);
+    const burst = heap.burst(512);
+    assert.equal(mp.allocBulk(burst, 512), 512);
+    let rng = 3;
+    for (let i = 0; i < 512; i++) mb.setPktLen(burst[i]!, (rng = (Math.imul(rng, 1103515245) + 12345) >>> 0) % 65536);
+    const kernel = heap.kernels.fn('mbufPktLenSum');
+    for (const [off, n] of [[0, 0], [0, 1], [3, 32], [100, 412], [0, 512]] as const) {
+      const expected = [...burst.subarray(off, off + n)].reduce((sum, h) => sum + mb.pktLen(h), 0);
+      assert.equal(kernel(burst.byteOffset + off * 4, n), expected, `${n} from ${off}`);
+      assert.equal(mb.pktLenSumTs(burst.byteOffset + off * 4, n), expected);
+      assert.equal(mb.pktLenSum(heap.burstAt(burst.byteOffset + off * 4, n), n), expected);
+    }
+    mb.freeBulk(burst, 512);
     assertFull(mp);
   });
 });

@@ -3,7 +3,7 @@
  * for every started nicsim port, as a multi-port adapter has one engine. It
  * walks each tx queue's posted descriptors, copies each packet into the next
  * rx buffer of the port at the cable's other end and writes the status bits
- * back (nicsimXmit, a wasm kernel; nicsimXmitTs below is its twin).
+ * back (nicsimXmit in nicsim.as.ts, a wasm kernel; its twin in nicsim.twin.ts).
  *
  * The control plane and the thread talk through a device block in the heap:
  *   word 0 run (1 while the thread should run)   1 state (see ST_*)
@@ -18,34 +18,11 @@
  * only when the thread said it sleeps (one load per burst otherwise).
  */
 import { ArgError, DpkitError } from '../../errors.js';
-import { RXQ_ERRORS, RXQ_MISSED } from '../../ethdev/stats.js';
 import type { Datapath } from '../../eal/kernels.js';
 import { startWorker } from '../../eal/spawn.js';
 import { Heap, MAX_LCORES } from '../../eal/heap.js';
-import {
-  RX_STATUS_DD,
-  RX_STATUS_EOP,
-  RXD_ADDR,
-  RXD_BUF_LEN,
-  RXD_LEN,
-  RXD_STATUS,
-  RXQ_HEAD,
-  RXQ_NB_DESC,
-  RXQ_RING,
-  RXQ_STATS,
-  RXQ_TAIL,
-  TX_CMD_EOP,
-  TX_CMD_RS,
-  TX_STATUS_DD,
-  TXD_ADDR,
-  TXD_LEN_CMD,
-  TXD_STATUS,
-  TXQ_HEAD,
-  TXQ_LINK_DROPS_W,
-  TXQ_NB_DESC,
-  TXQ_RING,
-  TXQ_TAIL,
-} from './layout.js';
+import { NICTXQ_W_HEAD, NICTXQ_W_PEER_RXQ, NICTXQ_W_TAIL } from './nicsim-layout.js';
+import { nicsimOps } from './nicsim.twin.js';
 
 /** Ports and queues per port the model serves (MAX_ETHPORTS; queues as a small NIC's VF). */
 export const HW_MAX_PORTS = 32;
@@ -253,9 +230,8 @@ export function runHardware(heap: Heap, device: number): void {
   const i32 = heap.i32;
   const w = device >>> 2;
   if (Atomics.compareExchange(i32, w + D_STATE, ST_BOOTING, ST_RUNNING) !== ST_BOOTING) return; // cancelled before it began
-  const xmit = heap.kernels ? heap.kernels.nicsim.nicsimXmit : (txq: number, rxq: number, budget: number) => nicsimXmitTs(heap, txq, rxq, budget);
+  const ops = nicsimOps(heap);
   let txqs: number[] = [];
-  let rxqs: number[] = [];
   let seen = -1;
   let idle = 0;
   try {
@@ -263,13 +239,13 @@ export function runHardware(heap: Heap, device: number): void {
       if (Atomics.load(i32, w + D_RUN) === 0) break;
       const gen = Atomics.load(i32, w + D_GEN);
       if (gen !== seen) {
-        [txqs, rxqs] = readTable(i32, w);
+        txqs = readTable(i32, w);
         seen = gen;
         Atomics.store(i32, w + D_SEEN, gen);
         Atomics.notify(i32, w + D_SEEN);
       }
       let work = 0;
-      for (let i = 0; i < txqs.length; i++) work += xmit(txqs[i]!, rxqs[i]!, HW_BUDGET);
+      for (let i = 0; i < txqs.length; i++) work += ops.xmit(txqs[i]!, HW_BUDGET);
       if (work !== 0) {
         idle = 0;
       } else if (++idle > IDLE_PASSES) {
@@ -277,7 +253,7 @@ export function runHardware(heap: Heap, device: number): void {
         Atomics.store(i32, w + D_SLEEP, 1);
         const bell = Atomics.load(i32, w + D_BELL);
         let posted = false;
-        for (let i = 0; i < txqs.length && !posted; i++) posted = Atomics.load(i32, (txqs[i]! >>> 2) + TXQ_TAIL) !== Atomics.load(i32, (txqs[i]! >>> 2) + TXQ_HEAD);
+        for (let i = 0; i < txqs.length && !posted; i++) posted = Atomics.load(i32, (txqs[i]! >>> 2) + NICTXQ_W_TAIL) !== Atomics.load(i32, (txqs[i]! >>> 2) + NICTXQ_W_HEAD);
         if (!posted && Atomics.load(i32, w + D_GEN) === seen && Atomics.load(i32, w + D_RUN) !== 0) Atomics.wait(i32, w + D_BELL, bell, SLEEP_MS);
         Atomics.store(i32, w + D_SLEEP, 0);
         idle = 0;
@@ -292,10 +268,13 @@ export function runHardware(heap: Heap, device: number): void {
   }
 }
 
-/** Tx queue blocks of attached ports, each with the rx queue block its packets land in (0: the other end is down). */
-function readTable(i32: Int32Array, w: number): [number[], number[]] {
+/**
+ * Tx queue blocks of attached ports. Each block is told the rx queue block its
+ * packets land in (its peer rx queue; 0: the other end is down), which only
+ * this thread reads.
+ */
+function readTable(i32: Int32Array, w: number): number[] {
   const txqs: number[] = [];
-  const rxqs: number[] = [];
   for (let p = 0; p < HW_MAX_PORTS; p++) {
     const e = w + D_PORTS + p * PORT_WORDS;
     if (Atomics.load(i32, e + P_STATE) === 0) continue;
@@ -303,78 +282,11 @@ function readTable(i32: Int32Array, w: number): [number[], number[]] {
     const pe = w + D_PORTS + peer * PORT_WORDS;
     const peerUp = Atomics.load(i32, pe + P_STATE) !== 0 && i32[pe + P_NB_RXQ]! > 0;
     for (let q = 0; q < i32[e + P_NB_TXQ]!; q++) {
-      txqs.push(i32[e + P_TXQ + q]! >>> 0);
+      const txq = i32[e + P_TXQ + q]! >>> 0;
       // Tx queue q of one end lands in rx queue q of the other (modulo its queue count).
-      rxqs.push(peerUp ? i32[pe + P_RXQ + (q % i32[pe + P_NB_RXQ]!)]! >>> 0 : 0);
+      i32[(txq >>> 2) + NICTXQ_W_PEER_RXQ] = peerUp ? i32[pe + P_RXQ + (q % i32[pe + P_NB_RXQ]!)]! : 0;
+      txqs.push(txq);
     }
   }
-  return [txqs, rxqs];
+  return txqs;
 }
-
-/**
- * The TypeScript twin of the nicsimXmit kernel (src/kernels/as/nicsim.as.ts):
- * the same walk, copies and write-backs, byte for byte.
- */
-export function nicsimXmitTs(heap: Heap, txq: number, rxq: number, budget: number): number {
-  const u32 = heap.u32;
-  const u8 = heap.u8;
-  const f64 = heap.f64;
-  const t = txq >>> 2;
-  const r = rxq >>> 2;
-  const tail = Atomics.load(u32, t + TXQ_TAIL);
-  let head = u32[t + TXQ_HEAD]!;
-  if (head === tail) return 0;
-  const ring = u32[t + TXQ_RING]! >>> 2;
-  const nb = u32[t + TXQ_NB_DESC]!;
-  const rxRing = rxq !== 0 ? u32[r + RXQ_RING]! >>> 2 : 0;
-  const rxNb = rxq !== 0 ? u32[r + RXQ_NB_DESC]! : 0;
-  let rxHead = rxq !== 0 ? u32[r + RXQ_HEAD]! : 0;
-  let rxTail = rxq !== 0 ? Atomics.load(u32, r + RXQ_TAIL) : 0;
-  let done = 0;
-  let missed = 0;
-  let oversize = 0;
-  let linkDrops = 0;
-  while (head !== tail && done < budget) {
-    if (rxq !== 0 && rxHead === rxTail) rxTail = Atomics.load(u32, r + RXQ_TAIL);
-    const hasRx = rxq !== 0 && rxHead !== rxTail;
-    const rd = rxRing + (rxHead << 2);
-    const dst = hasRx ? u32[rd + RXD_ADDR]! : 0;
-    const room = hasRx ? u32[rd + RXD_BUF_LEN]! : 0;
-    let len = 0;
-    let fits = hasRx;
-    for (;;) {
-      const d = ring + (head << 2);
-      const lc = u32[d + TXD_LEN_CMD]!;
-      const seg = lc & 0xffff;
-      if (fits) {
-        if (len + seg <= room) {
-          const src = u32[d + TXD_ADDR]!;
-          u8.copyWithin(dst + len, src, src + seg);
-        } else fits = false;
-      }
-      len += seg;
-      if (((lc >>> 16) & TX_CMD_RS) !== 0) Atomics.store(u32, d + TXD_STATUS, TX_STATUS_DD);
-      head = head + 1 === nb ? 0 : head + 1;
-      done++;
-      if (((lc >>> 16) & TX_CMD_EOP) !== 0 || head === tail) break;
-    }
-    if (rxq === 0) linkDrops++;
-    else if (!hasRx) missed++;
-    else if (!fits) oversize++;
-    else {
-      u32[rd + RXD_LEN] = len;
-      Atomics.store(u32, rd + RXD_STATUS, RX_STATUS_DD | RX_STATUS_EOP);
-      rxHead = rxHead + 1 === rxNb ? 0 : rxHead + 1;
-    }
-  }
-  Atomics.store(u32, t + TXQ_HEAD, head);
-  if (rxq !== 0) {
-    u32[r + RXQ_HEAD] = rxHead;
-    const stats = u32[r + RXQ_STATS]!;
-    if (missed) f64[stats + RXQ_MISSED] += missed;
-    if (oversize) f64[stats + RXQ_ERRORS] += oversize;
-  }
-  if (linkDrops) f64[(txq >>> 3) + (TXQ_LINK_DROPS_W >>> 1)] += linkDrops;
-  return done;
-}
-

@@ -2,7 +2,7 @@
  * net_nicsim: a model NIC with Intel-style descriptor rings, so the
  * descriptor-ring half of a PMD (i40e's scalar path) runs here as it does on
  * hardware. Each queue has a ring of 16-byte descriptors in the shared heap
- * (layout.ts); the model's hardware, a thread of its own (hw.ts), sends what
+ * (nicsim.record.ts); the model's hardware, a thread of its own (hw.ts), sends what
  * a tx ring holds into the rx ring of the port at the cable's other end,
  * writes DD back only on descriptors with RS set, and drops (imissed) what
  * finds no rx descriptor ready.
@@ -34,45 +34,46 @@ import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../.
 import { parseTxFreeMode, TxReclaim, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
 import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
-import { H_BUF_LEN, H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { vdevMac } from '../mac.js';
 import { HW_MAX_PORTS, HW_MAX_QUEUES, NicsimHw } from './hw.js';
 import {
-  DESC_SIZE,
-  QBLOCK_SIZE,
+  NICRXQ_W_HEAD,
+  NICRXQ_W_NB_DESC,
+  NICRXQ_W_NEXT,
+  NICRXQ_W_RING,
+  NICRXQ_W_STATS,
+  NICRXQ_W_TAIL,
+  NICRXQ_W_TRIGGER,
+  NICSIM_RX_DESC_SIZE,
+  NICSIM_RX_QUEUE_SIZE,
+  NICSIM_TX_DESC_SIZE,
+  NICSIM_TX_QUEUE_SIZE,
+  NICTXQ_S_LINK_DROPS,
+  NICTXQ_S_RECLAIMS,
+  NICTXQ_W_FREE_THRESH,
+  NICTXQ_W_HEAD,
+  NICTXQ_W_NB_DESC,
+  NICTXQ_W_NB_FREE,
+  NICTXQ_W_NEXT_DD,
+  NICTXQ_W_NEXT_RS,
+  NICTXQ_W_RING,
+  NICTXQ_W_RS_THRESH,
+  NICTXQ_W_SW_TAIL,
+  NICTXQ_W_TAIL,
   RX_STATUS_DD,
-  RXD_ADDR,
-  RXD_BUF_LEN,
-  RXD_LEN,
-  RXD_STATUS,
-  RXQ_HEAD,
-  RXQ_NB_DESC,
-  RXQ_NEXT,
-  RXQ_RING,
-  RXQ_STATS,
-  RXQ_TAIL,
-  RXQ_TRIGGER,
+  RXD_W_ADDR,
+  RXD_W_BUF_LEN,
+  RXD_W_LEN,
+  RXD_W_STATUS,
   TX_CMD_EOP,
   TX_CMD_RS,
   TX_STATUS_DD,
-  TXD_ADDR,
-  TXD_ADDR_HI,
-  TXD_LEN_CMD,
-  TXD_STATUS,
-  TXQ_FREE_THRESH,
-  TXQ_HEAD,
-  TXQ_LINK_DROPS_W,
-  TXQ_NB_DESC,
-  TXQ_NB_FREE,
-  TXQ_NEXT_DD,
-  TXQ_NEXT_RS,
-  TXQ_RECLAIMS_W,
-  TXQ_RING,
-  TXQ_RS_THRESH,
-  TXQ_SW_TAIL,
-  TXQ_TAIL,
-} from './layout.js';
+  TXD_W_ADDR,
+  TXD_W_ADDR_HI,
+  TXD_W_LEN_CMD,
+  TXD_W_STATUS,
+} from './nicsim-layout.js';
 
 /** i40e's ring limits: I40E_MIN_RING_DESC, I40E_MAX_RING_DESC, I40E_ALIGN_RING_DESC. */
 export const NICSIM_MIN_DESC = 64;
@@ -116,7 +117,7 @@ interface NicsimTxDesc extends QueueDescriptor {
 }
 
 class NicsimRxQueue implements RxQueue {
-  private readonly u16: Uint16Array;
+  private readonly mb: Mbufs;
   private readonly u32: Uint32Array;
   private readonly f64: Float64Array;
   private readonly mp: Mempool;
@@ -130,7 +131,7 @@ class NicsimRxQueue implements RxQueue {
     heap: Heap,
     private readonly d: NicsimRxDesc,
   ) {
-    this.u16 = heap.u16;
+    this.mb = new Mbufs(heap);
     this.u32 = heap.u32;
     this.f64 = heap.f64;
     this.mp = Mempool.attach(heap, { offset: d.pool });
@@ -143,18 +144,18 @@ class NicsimRxQueue implements RxQueue {
   /** i40e's bulk-alloc receive: take descriptors with DD in order; refill a block at each trigger. */
   rxBurst(burst: Burst, n: number): number {
     const d = this.d;
-    const u16 = this.u16;
+    const mb = this.mb;
     const u32 = this.u32;
     const sw = this.sw;
     const nb = d.nbDesc;
     const thresh = d.rxFreeThresh;
-    let next = u32[this.b + RXQ_NEXT]!;
-    let trigger = u32[this.b + RXQ_TRIGGER]!;
+    let next = u32[this.b + NICRXQ_W_NEXT]!;
+    let trigger = u32[this.b + NICRXQ_W_TRIGGER]!;
     let got = 0;
     let bytes = 0;
     while (got < n) {
       const desc = this.ringW + (next << 2);
-      if ((Atomics.load(u32, desc + RXD_STATUS) & RX_STATUS_DD) === 0) break;
+      if ((Atomics.load(u32, desc + RXD_W_STATUS) & RX_STATUS_DD) === 0) break;
       // The block behind the trigger is free once this packet is taken: get its mbufs first, or leave the packet.
       if (next === trigger && this.mp.allocBulk(this.stage, thresh) === 0) {
         this.f64[d.stats + RXQ_NOMBUF] += thresh;
@@ -162,23 +163,23 @@ class NicsimRxQueue implements RxQueue {
       }
       const h = sw[next]!;
       sw[next] = 0;
-      const len = u32[desc + RXD_LEN]!;
-      u16[(h << MBUF_HALF_SHIFT) + H_DATA_LEN] = len;
-      u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = len;
-      u16[(h << MBUF_HALF_SHIFT) + H_PORT] = d.port;
+      const len = u32[desc + RXD_W_LEN]!;
+      mb.setDataLen(h, len);
+      mb.setPktLen(h, len);
+      mb.setPort(h, d.port);
       burst[got++] = h;
       bytes += len;
       if (next === trigger) {
         this.refill(trigger - thresh + 1, thresh);
         // The tail register: the hardware owns up to (not including) the trigger descriptor.
-        Atomics.store(u32, this.b + RXQ_TAIL, trigger);
+        Atomics.store(u32, this.b + NICRXQ_W_TAIL, trigger);
         trigger += thresh;
         if (trigger >= nb) trigger = thresh - 1;
       }
       next = next + 1 === nb ? 0 : next + 1;
     }
-    u32[this.b + RXQ_NEXT] = next;
-    u32[this.b + RXQ_TRIGGER] = trigger;
+    u32[this.b + NICRXQ_W_NEXT] = next;
+    u32[this.b + NICRXQ_W_TRIGGER] = trigger;
     if (got > 0) {
       this.f64[d.stats + RXQ_PACKETS] += got;
       this.f64[d.stats + RXQ_BYTES] += bytes;
@@ -188,13 +189,11 @@ class NicsimRxQueue implements RxQueue {
 
   /** Puts the staged mbufs into descriptors [from, from + n), each empty and ready for the hardware. */
   private refill(from: number, n: number): void {
-    const u16 = this.u16;
-    const u32 = this.u32;
     for (let k = 0; k < n; k++) {
       const h = this.stage[k]!;
       const i = from + k;
       this.sw[i] = h;
-      writeRxDesc(u16, u32, this.ringW + (i << 2), h);
+      writeRxDesc(this.mb, this.u32, this.ringW + (i << 2), h);
     }
   }
 
@@ -204,16 +203,15 @@ class NicsimRxQueue implements RxQueue {
 }
 
 /** An empty rx descriptor for mbuf `h`: its data room, and a status the hardware has not written yet. */
-function writeRxDesc(u16: Uint16Array, u32: Uint32Array, desc: number, h: number): void {
-  const off = u16[(h << MBUF_HALF_SHIFT) + H_DATA_OFF]!;
-  u32[desc + RXD_ADDR] = u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + off;
-  u32[desc + RXD_BUF_LEN] = u16[(h << MBUF_HALF_SHIFT) + H_BUF_LEN]! - off;
-  u32[desc + RXD_LEN] = 0;
-  u32[desc + RXD_STATUS] = 0;
+function writeRxDesc(mb: Mbufs, u32: Uint32Array, desc: number, h: number): void {
+  u32[desc + RXD_W_ADDR] = mb.mtod(h);
+  u32[desc + RXD_W_BUF_LEN] = mb.bufLen(h) - mb.dataOff(h);
+  u32[desc + RXD_W_LEN] = 0;
+  u32[desc + RXD_W_STATUS] = 0;
 }
 
 class NicsimTxQueue implements TxQueue {
-  private readonly u16: Uint16Array;
+  private readonly mb: Mbufs;
   private readonly u32: Uint32Array;
   private readonly i32: Int32Array;
   private readonly f64: Float64Array;
@@ -226,7 +224,7 @@ class NicsimTxQueue implements TxQueue {
     heap: Heap,
     private readonly d: NicsimTxDesc,
   ) {
-    this.u16 = heap.u16;
+    this.mb = new Mbufs(heap);
     this.u32 = heap.u32;
     this.i32 = heap.i32;
     this.f64 = heap.f64;
@@ -244,14 +242,14 @@ class NicsimTxQueue implements TxQueue {
    */
   txBurst(burst: Burst, n: number): number {
     const d = this.d;
-    const u16 = this.u16;
+    const mb = this.mb;
     const u32 = this.u32;
     const b = this.b;
     const nb = d.nbDesc;
     const rs = d.txRsThresh;
-    let tail = u32[b + TXQ_SW_TAIL]!;
-    let nbFree = u32[b + TXQ_NB_FREE]!;
-    let nextRs = u32[b + TXQ_NEXT_RS]!;
+    let tail = u32[b + NICTXQ_W_SW_TAIL]!;
+    let nbFree = u32[b + NICTXQ_W_NB_FREE]!;
+    let nextRs = u32[b + NICTXQ_W_NEXT_RS]!;
     let sent = 0;
     let bytes = 0;
     let full = false;
@@ -260,36 +258,36 @@ class NicsimTxQueue implements TxQueue {
       const end = n - sent > TX_MAX_BURST ? sent + TX_MAX_BURST : n;
       for (; sent < end; sent++) {
         const h = burst[sent]!;
-        const segs = u16[(h << MBUF_HALF_SHIFT) + H_NB_SEGS]!;
+        const segs = mb.nbSegs(h);
         if (segs > nbFree) {
           full = true;
           break;
         }
-        for (let s = h; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
+        for (let s = h; s !== 0; s = mb.next(s)) {
           const desc = this.ringW + (tail << 2);
-          let cmd = u32[(s << MBUF_WORD_SHIFT) + W_NEXT] === 0 ? TX_CMD_EOP : 0;
+          let cmd = mb.next(s) === 0 ? TX_CMD_EOP : 0;
           if (tail === nextRs) {
             cmd |= TX_CMD_RS;
             nextRs += rs;
             if (nextRs >= nb) nextRs = rs - 1;
           }
-          u32[desc + TXD_ADDR] = u32[(s << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(s << MBUF_HALF_SHIFT) + H_DATA_OFF]!;
-          u32[desc + TXD_ADDR_HI] = 0;
-          u32[desc + TXD_LEN_CMD] = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]! | (cmd << 16);
-          u32[desc + TXD_STATUS] = 0;
+          u32[desc + TXD_W_ADDR] = mb.mtod(s);
+          u32[desc + TXD_W_ADDR_HI] = 0;
+          u32[desc + TXD_W_LEN_CMD] = mb.dataLen(s) | (cmd << 16);
+          u32[desc + TXD_W_STATUS] = 0;
           this.sw[tail] = s;
           tail = tail + 1 === nb ? 0 : tail + 1;
         }
         nbFree -= segs;
-        bytes += u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+        bytes += mb.pktLen(h);
       }
     }
-    u32[b + TXQ_SW_TAIL] = tail;
-    u32[b + TXQ_NB_FREE] = nbFree;
-    u32[b + TXQ_NEXT_RS] = nextRs;
+    u32[b + NICTXQ_W_SW_TAIL] = tail;
+    u32[b + NICTXQ_W_NB_FREE] = nbFree;
+    u32[b + NICTXQ_W_NEXT_RS] = nextRs;
     if (sent === 0) return 0;
     // The doorbell: descriptors written above are visible to the hardware once it reads this tail.
-    Atomics.store(u32, b + TXQ_TAIL, tail);
+    Atomics.store(u32, b + NICTXQ_W_TAIL, tail);
     if (Atomics.load(this.i32, d.sleepWord) !== 0) {
       Atomics.add(this.i32, d.sleepWord + 1, 1);
       Atomics.notify(this.i32, d.sleepWord + 1);
@@ -303,11 +301,11 @@ class NicsimTxQueue implements TxQueue {
   private freeBufs(): number {
     const b = this.b;
     const rs = this.d.txRsThresh;
-    const nextDd = this.u32[b + TXQ_NEXT_DD]!;
-    if ((Atomics.load(this.u32, this.ringW + (nextDd << 2) + TXD_STATUS) & TX_STATUS_DD) === 0) return 0;
+    const nextDd = this.u32[b + NICTXQ_W_NEXT_DD]!;
+    if ((Atomics.load(this.u32, this.ringW + (nextDd << 2) + TXD_W_STATUS) & TX_STATUS_DD) === 0) return 0;
     this.reclaim.segments(this.sw, nextDd - (rs - 1), rs);
-    this.u32[b + TXQ_NEXT_DD] = nextDd + rs >= this.d.nbDesc ? rs - 1 : nextDd + rs;
-    this.f64[(b >>> 1) + (TXQ_RECLAIMS_W >>> 1)]++;
+    this.u32[b + NICTXQ_W_NEXT_DD] = nextDd + rs >= this.d.nbDesc ? rs - 1 : nextDd + rs;
+    this.f64[(b >>> 1) + NICTXQ_S_RECLAIMS]++;
     return rs;
   }
 
@@ -376,8 +374,8 @@ class NicsimDriver implements EthDriver {
     const d: NicsimRxDesc = {
       driver: 'net_nicsim',
       port: this.ctx.portId,
-      block: heap.reserve(QBLOCK_SIZE, 64, `${where} block`),
-      ring: heap.reserve(nbDesc * DESC_SIZE, 128, `${where} ring of ${nbDesc} descriptors`),
+      block: heap.reserve(NICSIM_RX_QUEUE_SIZE, 64, `${where} block`),
+      ring: heap.reserve(nbDesc * NICSIM_RX_DESC_SIZE, 128, `${where} ring of ${nbDesc} descriptors`),
       sw: heap.reserve(nbDesc * 4, 64, `${where} software ring`),
       nbDesc,
       rxFreeThresh: free,
@@ -386,9 +384,9 @@ class NicsimDriver implements EthDriver {
     };
     const u32 = heap.u32;
     const b = d.block >>> 2;
-    u32[b + RXQ_RING] = d.ring;
-    u32[b + RXQ_NB_DESC] = nbDesc;
-    u32[b + RXQ_STATS] = stats;
+    u32[b + NICRXQ_W_RING] = d.ring;
+    u32[b + NICRXQ_W_NB_DESC] = nbDesc;
+    u32[b + NICRXQ_W_STATS] = stats * 8;
     this.rxq[q] = d;
     return new NicsimRxQueue(heap, d);
   }
@@ -399,8 +397,8 @@ class NicsimDriver implements EthDriver {
     const heap = this.ctx.heap;
     const d: NicsimTxDesc = {
       driver: 'net_nicsim',
-      block: heap.reserve(QBLOCK_SIZE, 64, `${where} block`),
-      ring: heap.reserve(nbDesc * DESC_SIZE, 128, `${where} ring of ${nbDesc} descriptors`),
+      block: heap.reserve(NICSIM_TX_QUEUE_SIZE, 64, `${where} block`),
+      ring: heap.reserve(nbDesc * NICSIM_TX_DESC_SIZE, 128, `${where} ring of ${nbDesc} descriptors`),
       sw: heap.reserve(nbDesc * 4, 64, `${where} software ring`),
       nbDesc,
       txRsThresh: rs,
@@ -412,10 +410,10 @@ class NicsimDriver implements EthDriver {
     };
     const u32 = heap.u32;
     const b = d.block >>> 2;
-    u32[b + TXQ_RING] = d.ring;
-    u32[b + TXQ_NB_DESC] = nbDesc;
-    u32[b + TXQ_RS_THRESH] = rs;
-    u32[b + TXQ_FREE_THRESH] = free;
+    u32[b + NICTXQ_W_RING] = d.ring;
+    u32[b + NICTXQ_W_NB_DESC] = nbDesc;
+    u32[b + NICTXQ_W_RS_THRESH] = rs;
+    u32[b + NICTXQ_W_FREE_THRESH] = free;
     this.txq[q] = d;
     return new NicsimTxQueue(heap, d);
   }
@@ -424,7 +422,7 @@ class NicsimDriver implements EthDriver {
   start(): void {
     const peer = this.peerPort();
     const heap = this.ctx.heap;
-    const u16 = heap.u16;
+    const mb = new Mbufs(heap);
     const u32 = heap.u32;
     try {
       for (const [q, d] of this.rxq.entries()) {
@@ -434,25 +432,25 @@ class NicsimDriver implements EthDriver {
         if (mp.allocBulk(sw, d.nbDesc) === 0) {
           throw new NoMemError(`${this.ctx.name} (port ${this.ctx.portId}) rxq ${q}: the pool has fewer than ${d.nbDesc} free mbufs to fill its descriptors`);
         }
-        for (let i = 0; i < d.nbDesc; i++) writeRxDesc(u16, u32, (d.ring >>> 2) + (i << 2), sw[i]!);
+        for (let i = 0; i < d.nbDesc; i++) writeRxDesc(mb, u32, (d.ring >>> 2) + (i << 2), sw[i]!);
         const b = d.block >>> 2;
-        u32[b + RXQ_HEAD] = 0;
-        u32[b + RXQ_NEXT] = 0;
-        u32[b + RXQ_TRIGGER] = d.rxFreeThresh - 1;
+        u32[b + NICRXQ_W_HEAD] = 0;
+        u32[b + NICRXQ_W_NEXT] = 0;
+        u32[b + NICRXQ_W_TRIGGER] = d.rxFreeThresh - 1;
         // One descriptor stays out of the hardware's reach, so a full ring is not an empty one.
-        Atomics.store(u32, b + RXQ_TAIL, d.nbDesc - 1);
+        Atomics.store(u32, b + NICRXQ_W_TAIL, d.nbDesc - 1);
       }
       for (const d of this.txq) {
         if (!d) continue;
         u32.fill(0, d.ring >>> 2, (d.ring >>> 2) + d.nbDesc * 4);
         const b = d.block >>> 2;
-        u32[b + TXQ_SW_TAIL] = 0;
+        u32[b + NICTXQ_W_SW_TAIL] = 0;
         // As i40e: one descriptor never used, or a full ring (tail == head) would look empty to the hardware.
-        u32[b + TXQ_NB_FREE] = d.nbDesc - 1;
-        u32[b + TXQ_NEXT_DD] = d.txRsThresh - 1;
-        u32[b + TXQ_NEXT_RS] = d.txRsThresh - 1;
-        u32[b + TXQ_HEAD] = 0;
-        Atomics.store(u32, b + TXQ_TAIL, 0);
+        u32[b + NICTXQ_W_NB_FREE] = d.nbDesc - 1;
+        u32[b + NICTXQ_W_NEXT_DD] = d.txRsThresh - 1;
+        u32[b + NICTXQ_W_NEXT_RS] = d.txRsThresh - 1;
+        u32[b + NICTXQ_W_HEAD] = 0;
+        Atomics.store(u32, b + NICTXQ_W_TAIL, 0);
       }
     } catch (e) {
       this.releaseRings();
@@ -521,8 +519,8 @@ class NicsimDriver implements EthDriver {
     const x: Record<string, number> = {};
     this.txq.forEach((d, q) => {
       if (!d) return;
-      x[`tx_q${q}_reclaims`] = f64[(d.block >>> 3) + (TXQ_RECLAIMS_W >>> 1)]!;
-      x[`tx_q${q}_link_down_drops`] = f64[(d.block >>> 3) + (TXQ_LINK_DROPS_W >>> 1)]!;
+      x[`tx_q${q}_reclaims`] = f64[(d.block >>> 3) + NICTXQ_S_RECLAIMS]!;
+      x[`tx_q${q}_link_down_drops`] = f64[(d.block >>> 3) + NICTXQ_S_LINK_DROPS]!;
     });
     return x;
   }
@@ -551,7 +549,7 @@ export const netNicsim: DriverSpec = {
   name: 'net_nicsim',
   keys: ['peer', 'hw_cpu', 'tx_free_mode'],
   create: (ctx) => new NicsimDriver(ctx),
-  memoryNeeded: () => 2 * HW_MAX_QUEUES * (NICSIM_MAX_DESC * (DESC_SIZE + 4) + QBLOCK_SIZE + 256),
+  memoryNeeded: () => HW_MAX_QUEUES * (NICSIM_MAX_DESC * (NICSIM_TX_DESC_SIZE + NICSIM_RX_DESC_SIZE + 8) + NICSIM_TX_QUEUE_SIZE + NICSIM_RX_QUEUE_SIZE + 512),
   openRxQueue: (heap, d) => new NicsimRxQueue(heap, d as NicsimRxDesc),
   openTxQueue: (heap, d) => new NicsimTxQueue(heap, d as NicsimTxDesc),
 };

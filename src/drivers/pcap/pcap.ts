@@ -24,28 +24,42 @@
  * dpkit's own devargs: tx_format=pcap|pcapng, tx_tsresol=ns|us (pcap files
  * default to nanoseconds); skip_truncated=1 is accepted for older command
  * lines (it is what every capture gets now).
+ *
+ * The folder: pcap.ts (this: the driver, the queues), pcap.record.ts (a
+ * replaying queue's block and its table), pcap.as.ts (the replay, one wasm
+ * call per burst) and pcap.twin.ts (its twin, and the choice between them).
  */
 import { closeSync, openSync, statSync } from 'node:fs';
 import { ArgError } from '../../errors.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { boolArg } from '../../ethdev/devargs.js';
 import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
-import type { FwdKernel } from '../../eal/kernels.js';
 import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
-import { MBUF_WORD_SHIFT, OlFlags, W_OL_FLAGS, W_TIMESTAMP_LO } from '../../mem/mbuf-layout.js';
+import { OlFlags } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { MAX_CAPLEN, osReason, PcapError, type PcapFormat, type TsResolution } from '../../pcap/format.js';
 import { PcapReader, READER_STATE_WORDS, READER_WINDOW, readerEnded } from '../../pcap/reader.js';
-import { loadNs, storeNs, type Timestamp } from '../../pcap/time.js';
+import { storeNs, unitsToTs, type Timestamp } from '../../pcap/time.js';
 import { PcapWriter, WRITER_BUFFER } from '../../pcap/writer.js';
 import { vdevMac } from '../mac.js';
+import {
+  PCAP_REPLAY_ENTRY_SIZE,
+  PCAP_REPLAY_SIZE,
+  REPLAY_ENTRY_W_CAPLEN,
+  REPLAY_ENTRY_W_DATA,
+  REPLAY_ENTRY_W_NSEC,
+  REPLAY_ENTRY_W_SEC,
+  REPLAY_W_COUNT,
+  REPLAY_W_CURSOR,
+  REPLAY_W_PORT,
+  REPLAY_W_ROOM,
+  REPLAY_W_STATS,
+  REPLAY_W_TABLE,
+} from './pcap-layout.js';
+import { pcapOps, type PcapOps } from './pcap.twin.js';
 
 const LIVE_KEYS = ['rx_iface', 'rx_iface_in', 'tx_iface', 'iface', 'phy_mac'];
-// Replay table: per packet its data offset, caplen, seconds and nanoseconds (u32 words).
-const REPLAY_WORDS = 4;
-// Replay state (u32 words): cursor, packet count.
-const R_CURSOR = 0;
 
 interface PcapRxDesc extends QueueDescriptor {
   driver: 'net_pcap';
@@ -59,10 +73,8 @@ interface PcapRxDesc extends QueueDescriptor {
   /** Streaming: the reader's window (bytes) and state (f64 index). */
   window: number;
   state: number;
-  /** Replay (infinite_rx): u32 index of the cursor word, of the table, and the packet count. */
-  replayState: number;
-  replayTable: number;
-  replayCount: number;
+  /** Replay (infinite_rx): heap offset of the queue's replay block (pcap.record.ts); 0 when streaming. */
+  replay: number;
 }
 
 interface PcapTxDesc extends QueueDescriptor {
@@ -88,8 +100,11 @@ class PcapRxQueue implements RxQueue {
   private readonly reader: PcapReader | null = null;
   private readonly seg: Burst;
   private readonly room: number;
-  /** The replay kernel, or null (TypeScript datapath, or a debug pool whose checks live in TypeScript). */
-  private readonly kernel: FwdKernel | null;
+  /** The replay kernel or its twin, chosen once. */
+  private readonly ops: PcapOps;
+  private readonly lc: number;
+  /** A timestamp's two u32 words on their way into an mbuf. */
+  private readonly tsWords = new Uint32Array(2);
 
   constructor(
     readonly heap: Heap,
@@ -102,8 +117,9 @@ class PcapRxQueue implements RxQueue {
     this.f64 = heap.f64;
     this.seg = heap.burst(1);
     this.room = this.mp.bufLen - this.mp.headroom;
-    this.kernel = this.mp.debug ? null : (heap.kernels?.fwd ?? null);
-    if (d.file !== null && d.replayCount === 0) {
+    this.ops = pcapOps(heap, this.mb, this.mp);
+    this.lc = heap.lcore;
+    if (d.file !== null && d.replay === 0) {
       this.reader = new PcapReader(d.file, {
         window: heap.u8.subarray(d.window, d.window + READER_WINDOW),
         state: heap.f64.subarray(d.state, d.state + READER_STATE_WORDS),
@@ -141,42 +157,33 @@ class PcapRxQueue implements RxQueue {
       }
       this.f64[d.stats + RXQ_PACKETS] += got;
       this.f64[d.stats + RXQ_BYTES] += bytes;
-    } else if (this.kernel !== null && burst.buffer === this.heap.buffer) {
-      // Replay in wasm; a packet that needs a chain goes through the twin, then the kernel goes on.
-      const cursor = (d.replayState + R_CURSOR) * 4;
-      for (let tries = 0; got < n && tries < n; tries++) {
-        got += this.kernel.pcapReplay(burst.byteOffset + got * 4, n - got, d.replayTable * 4, d.replayCount, cursor, d.port, this.room, d.stats * 8);
-        if (got < n) got += this.replay(burst, got, 1);
-      }
     } else {
-      got = this.replay(burst, 0, n);
+      // Replay: the kernel (or twin) fills up to a packet that needs a chain; TypeScript builds that one, then the kernel goes on.
+      for (let tries = 0; got < n && tries < n; tries++) {
+        got += this.ops.replay(d.replay, this.lc, burst.byteOffset + got * 4, n - got);
+        if (got < n) got += this.replayChain(burst, got);
+      }
     }
     if (got < n) this.mb.freeBulk(burst, n - got, got);
     return got;
   }
 
   /**
-   * The twin of the pcapReplay kernel (chains included): fills `burst[at..)`
-   * from `n` replay table entries, round and round, and counts them.
-   * @returns how many mbufs it filled (an entry whose chain found no mbufs is skipped).
+   * Replays the packet at the cursor into `burst[at]`, as a chain (the
+   * kernel stops before one), moves the cursor and counts it.
+   * @returns 1, or 0 when the pool had no mbufs for the chain (the packet is skipped).
    */
-  private replay(burst: Burst, at: number, n: number): number {
+  private replayChain(burst: Burst, at: number): number {
     const d = this.d;
     const u32 = this.u32;
-    let cursor = u32[d.replayState + R_CURSOR]!;
-    let got = 0;
-    let bytes = 0;
-    for (let i = 0; i < n; i++) {
-      const t = d.replayTable + cursor * REPLAY_WORDS;
-      if (this.fill(burst[at + got]!, u32[t]!, u32[t + 1]!, u32[t + 2]!, u32[t + 3]!)) {
-        bytes += u32[t + 1]!;
-        got++;
-      }
-      if (++cursor === d.replayCount) cursor = 0;
-    }
-    u32[d.replayState + R_CURSOR] = cursor;
+    const w = d.replay >>> 2;
+    const cursor = u32[w + REPLAY_W_CURSOR]!;
+    const t = (u32[w + REPLAY_W_TABLE]! >>> 2) + cursor * (PCAP_REPLAY_ENTRY_SIZE >>> 2);
+    const len = u32[t + REPLAY_ENTRY_W_CAPLEN]!;
+    const got = this.fill(burst[at]!, u32[t + REPLAY_ENTRY_W_DATA]!, len, u32[t + REPLAY_ENTRY_W_SEC]!, u32[t + REPLAY_ENTRY_W_NSEC]!) ? 1 : 0;
+    u32[w + REPLAY_W_CURSOR] = cursor + 1 === u32[w + REPLAY_W_COUNT] ? 0 : cursor + 1;
     this.f64[d.stats + RXQ_PACKETS] += got;
-    this.f64[d.stats + RXQ_BYTES] += bytes;
+    this.f64[d.stats + RXQ_BYTES] += got * len;
     return got;
   }
 
@@ -193,9 +200,9 @@ class PcapRxQueue implements RxQueue {
     mb.setDataLen(h, first);
     mb.setPktLen(h, first);
     mb.setPort(h, this.d.port);
-    const w = h << MBUF_WORD_SHIFT;
-    storeNs(this.u32, w + W_TIMESTAMP_LO, sec, nsec);
-    this.u32[w + W_OL_FLAGS] = this.u32[w + W_OL_FLAGS]! | OlFlags.RX_TIMESTAMP;
+    storeNs(this.tsWords, 0, sec, nsec);
+    mb.setTimestamp(h, this.tsWords[0]!, this.tsWords[1]!);
+    mb.setOlFlags(h, mb.olFlags(h) | OlFlags.RX_TIMESTAMP);
     for (let done = first; done < len; done += first) {
       if (this.mp.allocBulk(this.seg, 1) === 0) {
         // Drop the packet, as DPDK's pcap rx does (err_mbuf): free the segments added, reuse `h`.
@@ -229,7 +236,6 @@ class PcapRxQueue implements RxQueue {
 class PcapTxQueue implements TxQueue {
   private readonly mb: Mbufs;
   private readonly u8: Uint8Array;
-  private readonly u32: Uint32Array;
   private readonly f64: Float64Array;
   private readonly writer: PcapWriter | null;
   private readonly ts: Timestamp = { sec: 0, nsec: 0 };
@@ -241,7 +247,6 @@ class PcapTxQueue implements TxQueue {
   ) {
     this.mb = new Mbufs(heap);
     this.u8 = heap.u8;
-    this.u32 = heap.u32;
     this.f64 = heap.f64;
     this.writer =
       writer ??
@@ -256,7 +261,6 @@ class PcapTxQueue implements TxQueue {
     let bytes = 0;
     if (w !== null && n > 0) {
       const mb = this.mb;
-      const u32 = this.u32;
       // The sending time, once per burst, for packets without an rx timestamp.
       const now = performance.timeOrigin + performance.now();
       const nowSec = Math.floor(now / 1000);
@@ -267,8 +271,8 @@ class PcapTxQueue implements TxQueue {
         const caplen = len < MAX_CAPLEN ? len : MAX_CAPLEN;
         let sec = nowSec;
         let nsec = nowNsec;
-        if ((u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS]! & OlFlags.RX_TIMESTAMP) !== 0) {
-          loadNs(u32, (h << MBUF_WORD_SHIFT) + W_TIMESTAMP_LO, this.ts);
+        if ((mb.olFlags(h) & OlFlags.RX_TIMESTAMP) !== 0) {
+          unitsToTs(mb.timestampHi(h), mb.timestampLo(h), 1e9, this.ts);
           sec = this.ts.sec;
           nsec = this.ts.nsec;
         }
@@ -383,8 +387,8 @@ class PcapDriver implements EthDriver {
   rxQueueSetup(q: number, _nbDesc: number, pool: Mempool, _conf: object, stats: number): RxQueue {
     const heap = this.ctx.heap;
     const file = this.rxFiles[q] ?? null;
-    const d: PcapRxDesc = { driver: 'net_pcap', dev: this.ctx.name, port: this.ctx.portId, stats, pool: pool.offset, file, window: 0, state: 0, replayState: 0, replayTable: 0, replayCount: 0 };
-    if (file !== null && this.infinite) Object.assign(d, this.loadReplay(file, stats));
+    const d: PcapRxDesc = { driver: 'net_pcap', dev: this.ctx.name, port: this.ctx.portId, stats, pool: pool.offset, file, window: 0, state: 0, replay: 0 };
+    if (file !== null && this.infinite) d.replay = this.loadReplay(file, pool, stats);
     else if (file !== null) {
       d.window = heap.reserve(READER_WINDOW, 64, `${this.ctx.name} rx queue ${q} window`);
       d.state = heap.reserve(READER_STATE_WORDS * 8, 64, `${this.ctx.name} rx queue ${q} reader state`) >>> 3;
@@ -396,8 +400,8 @@ class PcapDriver implements EthDriver {
     return rxq;
   }
 
-  /** Reads a whole capture into the heap: the table of its packets, then their bytes. */
-  private loadReplay(file: string, stats: number): Pick<PcapRxDesc, 'replayState' | 'replayTable' | 'replayCount'> {
+  /** Reads a whole capture into the heap: the table of its packets, then their bytes. @returns the replay block's offset. */
+  private loadReplay(file: string, pool: Mempool, stats: number): number {
     const heap = this.ctx.heap;
     let count = 0;
     let bytes = 0;
@@ -411,26 +415,32 @@ class PcapDriver implements EthDriver {
       scan.close();
     }
     if (count === 0) throw new PcapError(file, -1, 'infinite_rx=1: the capture holds no packet to replay');
-    const state = heap.reserve(64, 64, `${this.ctx.name} replay state`) >>> 2;
-    const table = heap.reserve(count * REPLAY_WORDS * 4, 64, `${this.ctx.name} replay table of ${count} packets`) >>> 2;
+    const q = heap.reserve(PCAP_REPLAY_SIZE, 64, `${this.ctx.name} replay state`);
+    const table = heap.reserve(count * PCAP_REPLAY_ENTRY_SIZE, 64, `${this.ctx.name} replay table of ${count} packets`);
     let data = heap.reserve(bytes, 64, `${this.ctx.name} replay of ${bytes} bytes`);
     const u32 = heap.u32;
-    u32[state + R_CURSOR] = 0;
+    const w = q >>> 2;
+    u32[w + REPLAY_W_CURSOR] = 0;
+    u32[w + REPLAY_W_COUNT] = count;
+    u32[w + REPLAY_W_TABLE] = table;
+    u32[w + REPLAY_W_PORT] = this.ctx.portId;
+    u32[w + REPLAY_W_ROOM] = pool.bufLen - pool.headroom;
+    u32[w + REPLAY_W_STATS] = stats * 8;
     const r = new PcapReader(file, { skipTruncated: true });
     try {
       for (let i = 0; r.next(); i++) {
         heap.u8.set(r.window.subarray(r.dataOff, r.dataOff + r.caplen), data);
-        const t = table + i * REPLAY_WORDS;
-        u32[t] = data;
-        u32[t + 1] = r.caplen;
-        u32[t + 2] = r.sec;
-        u32[t + 3] = r.nsec;
+        const t = (table >>> 2) + i * (PCAP_REPLAY_ENTRY_SIZE >>> 2);
+        u32[t + REPLAY_ENTRY_W_DATA] = data;
+        u32[t + REPLAY_ENTRY_W_CAPLEN] = r.caplen;
+        u32[t + REPLAY_ENTRY_W_SEC] = r.sec;
+        u32[t + REPLAY_ENTRY_W_NSEC] = r.nsec;
         data += r.caplen;
       }
     } finally {
       r.close();
     }
-    return { replayState: state, replayTable: table, replayCount: count };
+    return q;
   }
 
   txQueueSetup(q: number, _nbDesc: number, _conf: object, stats: number): TxQueue {
@@ -478,7 +488,7 @@ class PcapDriver implements EthDriver {
     const f64 = this.ctx.heap.f64;
     return this.rxq.every((q) => {
       const d = q?.descriptor();
-      return d === undefined || d.file === null || (d.replayCount === 0 && readerEnded(f64, d.state));
+      return d === undefined || d.file === null || (d.replay === 0 && readerEnded(f64, d.state));
     });
   }
 }

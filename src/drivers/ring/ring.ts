@@ -25,9 +25,7 @@ import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { OlFlags } from '../../mem/mbuf-layout.js';
 import { Ring, type RingDescriptor } from '../../ring/ring.js';
-import { burstBytes } from '../burst-bytes.js';
 import { vdevMac } from '../mac.js';
-import type { FwdKernel } from '../../eal/kernels.js';
 
 /** DPDK's RTE_PMD_RING_MAX_RX_RINGS / TX_RINGS. */
 const MAX_RINGS = 16;
@@ -45,8 +43,7 @@ interface RingQueueDesc extends QueueDescriptor {
 class RingRxQueue implements RxQueue {
   private readonly ring: Ring;
   private readonly f64: Float64Array;
-  private readonly u32: Uint32Array;
-  private readonly kernel: FwdKernel | null;
+  private readonly mb: Mbufs;
 
   constructor(
     heap: Heap,
@@ -54,14 +51,13 @@ class RingRxQueue implements RxQueue {
   ) {
     this.ring = Ring.attach(heap, d.ring);
     this.f64 = heap.f64;
-    this.u32 = heap.u32;
-    this.kernel = heap.kernels?.fwd ?? null;
+    this.mb = new Mbufs(heap);
   }
 
   rxBurst(burst: Burst, n: number): number {
     const got = this.ring.dequeueBurst(burst, n);
     if (got === 0) return 0;
-    const bytes = burstBytes(this.kernel, this.u32, burst, got);
+    const bytes = this.mb.pktLenSum(burst, got);
     this.f64[this.d.stats + RXQ_PACKETS] += got;
     this.f64[this.d.stats + RXQ_BYTES] += bytes;
     return got;
@@ -75,8 +71,7 @@ class RingRxQueue implements RxQueue {
 class RingTxQueue implements TxQueue {
   private readonly ring: Ring;
   private readonly f64: Float64Array;
-  private readonly u32: Uint32Array;
-  private readonly kernel: FwdKernel | null;
+  private readonly mb: Mbufs;
   private readonly rss: RssSpreader | null;
 
   constructor(
@@ -85,8 +80,7 @@ class RingTxQueue implements TxQueue {
   ) {
     this.ring = Ring.attach(heap, d.ring);
     this.f64 = heap.f64;
-    this.u32 = heap.u32;
-    this.kernel = heap.kernels?.fwd ?? null;
+    this.mb = new Mbufs(heap);
     this.rss = d.rssRings ? new RssSpreader(heap, d.rssRings) : null;
   }
 
@@ -96,7 +90,7 @@ class RingTxQueue implements TxQueue {
     // As DPDK's ring PMD: what a full ring refuses counts as tx errors (the caller still owns it).
     if (sent < n) this.f64[this.d.stats + TXQ_ERRORS] += n - sent;
     if (sent === 0) return 0;
-    const bytes = burstBytes(this.kernel, this.u32, burst, sent);
+    const bytes = this.mb.pktLenSum(burst, sent);
     this.f64[this.d.stats + TXQ_PACKETS] += sent;
     this.f64[this.d.stats + TXQ_BYTES] += bytes;
     return sent;
@@ -104,7 +98,7 @@ class RingTxQueue implements TxQueue {
 
   /** rss=1: every packet is taken; those their rx ring cannot hold are dropped (tx errors). */
   private rssBurst(burst: Burst, n: number): number {
-    const bytes = burstBytes(this.kernel, this.u32, burst, n);
+    const bytes = this.mb.pktLenSum(burst, n);
     const dropped = this.rss!.spread(burst, n);
     this.f64[this.d.stats + TXQ_PACKETS] += n;
     this.f64[this.d.stats + TXQ_BYTES] += bytes;
