@@ -163,7 +163,7 @@ export class Ethdev {
    * driver's default; otherwise it must lie within the driver's limits.
    */
   rxQueueSetup(port: number, q: number, nbDesc: number, pool: Mempool, conf: RxQueueConf = {}): void {
-    const p = this.configuredPort(port);
+    const p = this.stoppedPort(port, `rx queue ${q} setup`);
     if (q < 0 || q >= p.nbRxq) throw new ArgError(`port ${port}: rx queue ${q} out of range (configured ${p.nbRxq})`);
     const n = checkDesc(`port ${port} rxq ${q}: nb_rx_desc`, nbDesc, p.info.rxDescLim, p.info.defaultRxDesc, p.spec.name);
     p.rxq[q] = p.drv.rxQueueSetup(q, n, pool, conf, p.rxStats[q]!);
@@ -177,7 +177,7 @@ export class Ethdev {
    * tx_free_thresh is below nb_desc - 3.
    */
   txQueueSetup(port: number, q: number, nbDesc: number, conf: TxQueueConf = {}): void {
-    const p = this.configuredPort(port);
+    const p = this.stoppedPort(port, `tx queue ${q} setup`);
     if (q < 0 || q >= p.nbTxq) throw new ArgError(`port ${port}: tx queue ${q} out of range (configured ${p.nbTxq})`);
     const n = checkDesc(`port ${port} txq ${q}: nb_tx_desc`, nbDesc, p.info.txDescLim, p.info.defaultTxDesc, p.spec.name);
     checkTxThresholds(`port ${port} txq ${q}`, n, conf);
@@ -230,14 +230,30 @@ export class Ethdev {
     return txq;
   }
 
-  /** rte_eth_rx_burst. @returns packets received into burst[0..). */
+  /**
+   * rte_eth_rx_burst. @returns packets received into burst[0..).
+   * @throws ArgError for a port or queue that is not there, or a burst not in the heap (one check per burst).
+   */
   rxBurst(port: number, q: number, burst: Burst, n: number): number {
-    return this.ports[port]!.rxq[q]!.rxBurst(burst, n);
+    const rxq = this.ports[port]?.rxq[q];
+    if (rxq === undefined || burst.buffer !== this.heap.buffer || n > burst.length) throw this.burstError(port, q, 'rx', burst, n);
+    return rxq.rxBurst(burst, n);
   }
 
-  /** rte_eth_tx_burst. @returns packets taken; the caller still owns the rest. */
+  /**
+   * rte_eth_tx_burst. @returns packets taken; the caller still owns the rest.
+   * @throws ArgError for a port or queue that is not there, or a burst not in the heap (one check per burst).
+   */
   txBurst(port: number, q: number, burst: Burst, n: number): number {
-    return this.ports[port]!.txq[q]!.txBurst(burst, n);
+    const txq = this.ports[port]?.txq[q];
+    if (txq === undefined || burst.buffer !== this.heap.buffer || n > burst.length) throw this.burstError(port, q, 'tx', burst, n);
+    return txq.txBurst(burst, n);
+  }
+
+  private burstError(port: number, q: number, dir: 'rx' | 'tx', burst: Uint32Array, n: number): ArgError {
+    if (dir === 'rx') this.rxQueue(port, q);
+    else this.txQueue(port, q);
+    return badBurst(`port ${port} ${dir}q ${q}`, burst, n, this.heap.buffer);
   }
 
   nbRxQueues(port: number): number {
@@ -366,11 +382,29 @@ export class Ethdev {
     return p;
   }
 
+  /** rte_eth_*_queue_setup refuses a started port (-EBUSY): queues change only while it is stopped. */
+  private stoppedPort(port: number, what: string): Port {
+    const p = this.configuredPort(port);
+    if (p.started) throw new PortStateError(`port ${port}: ${what} needs the port stopped (stop it first)`);
+    return p;
+  }
+
   private configuredPort(port: number): Port {
     const p = this.port(port);
     if (!p.configured) throw new PortStateError(`port ${port}: not configured`);
     return p;
   }
+}
+
+/**
+ * The error for a burst array a queue cannot take: not made by `heap.burst`
+ * (or `burstAt`) of this heap, or shorter than the count asked for. A kernel
+ * works on a burst at its heap byte offset, so a burst outside the heap would
+ * make it read the heap's header as packets.
+ */
+export function badBurst(what: string, burst: Uint32Array, n: number, buffer: ArrayBufferLike): ArgError {
+  if (burst.buffer !== buffer) return new ArgError(`${what}: burst is not in the heap (a plain Uint32Array?): make bursts with heap.burst(n)`);
+  return new ArgError(`${what}: n=${n} does not fit a burst of ${burst.length}`);
 }
 
 function checkRange(what: string, v: number, min: number, max: number): void {
