@@ -59,6 +59,10 @@ interface Port {
   txConf: TxQueueConf[];
 }
 
+/**
+ * The ports of one heap (rte_ethdev), by port id. Control plane: one thread
+ * (the main lcore); lcores poll queues through handles reopened in their thread.
+ */
 export class Ethdev {
   private readonly ports: (Port | undefined)[] = [];
   private readonly f64: Float64Array;
@@ -126,14 +130,17 @@ export class Ethdev {
     return this.ports.filter((p) => p !== undefined).length;
   }
 
+  /** Ids of the ports that exist, ascending (RTE_ETH_FOREACH_DEV). */
   portIds(): number[] {
     return this.ports.flatMap((p) => (p ? [p.id] : []));
   }
 
+  /** The port's device name, e.g. `net_ring0` (rte_eth_dev_get_name_by_port). @throws ArgError for a missing port. */
   name(port: number): string {
     return this.port(port).name;
   }
 
+  /** Queue and descriptor limits (rte_eth_dev_info_get). @throws ArgError for a missing port. */
   info(port: number): DevInfo {
     return this.port(port).info;
   }
@@ -198,6 +205,7 @@ export class Ethdev {
     p.started = true;
   }
 
+  /** rte_eth_dev_stop; a stopped port is left as it is. Stop lcores polling it first. @throws ArgError for a missing port. */
   stop(port: number): void {
     const p = this.port(port);
     if (!p.started) return;
@@ -213,6 +221,7 @@ export class Ethdev {
     this.ports[port] = undefined;
   }
 
+  /** Whether the port is started. @throws ArgError for a missing port. */
   isStarted(port: number): boolean {
     return this.port(port).started;
   }
@@ -256,18 +265,22 @@ export class Ethdev {
     return badBurst(`port ${port} ${dir}q ${q}`, burst, n, this.heap.buffer);
   }
 
+  /** Rx queues configured. @throws ArgError for a missing port. */
   nbRxQueues(port: number): number {
     return this.port(port).nbRxq;
   }
 
+  /** Tx queues configured. @throws ArgError for a missing port. */
   nbTxQueues(port: number): number {
     return this.port(port).nbTxq;
   }
 
+  /** Descriptors of rx queue `q` as set up (0 before setup). @throws ArgError for a missing port. */
   rxDesc(port: number, q: number): number {
     return this.port(port).rxDesc[q] ?? 0;
   }
 
+  /** Descriptors of tx queue `q` as set up (0 before setup). @throws ArgError for a missing port. */
   txDesc(port: number, q: number): number {
     return this.port(port).txDesc[q] ?? 0;
   }
@@ -336,15 +349,18 @@ export class Ethdev {
     return { ...x, ...(this.port(port).drv.xstats?.() ?? {}) };
   }
 
+  /** The port's MAC address, 6 bytes (rte_eth_macaddr_get). @throws ArgError for a missing port. */
   macAddr(port: number): Uint8Array {
     return this.port(port).drv.macAddr();
   }
 
+  /** Link status (rte_eth_link_get's link_status): up only while started. @throws ArgError for a missing port. */
   linkUp(port: number): boolean {
     const p = this.port(port);
     return p.started && p.drv.linkUp();
   }
 
+  /** Link speed in Mbps (rte_eth_link_get's link_speed). @throws ArgError for a missing port. */
   linkSpeed(port: number): number {
     return this.port(port).drv.linkSpeed();
   }
@@ -354,14 +370,17 @@ export class Ethdev {
     return this.port(port).drv.rxEnded?.();
   }
 
+  /** rte_eth_promiscuous_enable (virtual ports receive everything regardless). @throws ArgError for a missing port. */
   promiscuousEnable(port: number): void {
     this.port(port).promiscuous = true;
   }
 
+  /** rte_eth_promiscuous_disable. @throws ArgError for a missing port. */
   promiscuousDisable(port: number): void {
     this.port(port).promiscuous = false;
   }
 
+  /** rte_eth_promiscuous_get. @throws ArgError for a missing port. */
   promiscuousGet(port: number): boolean {
     return this.port(port).promiscuous;
   }
