@@ -1,7 +1,27 @@
-/** dpkit's public API: the packet core. Ports, drivers and lcores come with their modules. */
+/**
+ * dpkit's public API: `import { init } from 'dpkit'`. Everything a packet
+ * program needs: the EAL-like start (`init`), ports (`Eal.ethdev`), pools,
+ * rings, mbuf accessors, bursts, lcore launches, and the typed errors. Other
+ * paths of the package are private and may change without notice.
+ * @packageDocumentation
+ */
 export * from './errors.js';
+export { init, Eal } from './api/eal.js';
+export type { EalOptions, EalPoolOptions } from './api/eal.js';
+export { Launch, LaunchError } from './api/launch.js';
+export type { LaunchOptions, LcoreResult } from './api/launch.js';
+export type { LcoreContext } from './api/lcore.js';
+export { RxQueueHandle, TxQueueHandle } from './api/queue.js';
+export { BurstOps } from './api/burst-ops.js';
+export type { MacAddrs } from './api/burst-ops.js';
+export { LcoreError } from './eal/launcher.js';
 export { Heap, MAX_LCORES, MAX_POOLS, wasmMemoryProvider } from './eal/heap.js';
-export type { HeapDescriptor, HeapOptions, MemoryProvider } from './eal/heap.js';
+export type { Burst, HeapDescriptor, HeapOptions, MemoryProvider } from './eal/heap.js';
+export type { Datapath } from './eal/kernels.js';
+export { Ethdev, PortStateError, MAX_ETHPORTS } from './ethdev/ethdev.js';
+export { TxOffload } from './ethdev/driver.js';
+export type { DevInfo, RxQueueConf, TxQueueConf } from './ethdev/driver.js';
+export type { EthStats } from './ethdev/stats.js';
 export { Mempool, MEMPOOL_CACHE_MAX_SIZE, MBUF_DEFAULT_BUF_SIZE } from './mem/mempool.js';
 export type { MempoolDescriptor, MempoolOptions } from './mem/mempool.js';
 export { Mbufs, FREE_PENDING_SZ } from './mem/mbuf.js';

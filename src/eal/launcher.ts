@@ -66,9 +66,10 @@ export class Lcores {
    * Starts one worker per launch, running `script` (a module beside `base`).
    * Each worker gets workerData { ctl, lcoreId, job, cpus }, calls
    * `lcoreReady(ctl, cpu)` when set up, and posts one last message when
-   * its loop has ended and its lcore caches are flushed.
+   * its loop has ended and its lcore caches are flushed. `tsx` starts the
+   * workers with tsx registered (see spawn.ts), for a worker that imports `.ts`.
    */
-  constructor(script: string, base: string, launches: LcoreLaunch[]) {
+  constructor(script: string, base: string, launches: LcoreLaunch[], tsx = base.endsWith('.ts')) {
     let ready = 0;
     let released!: () => void;
     let refused!: (e: LcoreError) => void;
@@ -83,7 +84,7 @@ export class Lcores {
       return this.failure;
     };
     for (const l of launches) {
-      const w = startWorker(script, base, { workerData: { ctl: this.ctl, lcoreId: l.lcoreId, job: l.job, cpus: l.cpus } });
+      const w = startWorker(script, base, { workerData: { ctl: this.ctl, lcoreId: l.lcoreId, job: l.job, cpus: l.cpus } }, tsx);
       this.done.push(
         new Promise((resolve, reject) => {
           let result: unknown;

@@ -70,6 +70,10 @@ interface Port {
   linkAdminUp: boolean;
 }
 
+/**
+ * The ports of one heap (rte_ethdev), by port id. Control plane: one thread
+ * (the main lcore); lcores poll queues through handles reopened in their thread.
+ */
 export class Ethdev {
   private readonly ports: (Port | undefined)[] = [];
   private readonly f64: Float64Array;
@@ -142,14 +146,17 @@ export class Ethdev {
     return this.ports.filter((p) => p !== undefined).length;
   }
 
+  /** Ids of the ports that exist, ascending (RTE_ETH_FOREACH_DEV). */
   portIds(): number[] {
     return this.ports.flatMap((p) => (p ? [p.id] : []));
   }
 
+  /** The port's device name, e.g. `net_ring0` (rte_eth_dev_get_name_by_port). @throws ArgError for a missing port. */
   name(port: number): string {
     return this.port(port).name;
   }
 
+  /** Queue and descriptor limits (rte_eth_dev_info_get). @throws ArgError for a missing port. */
   info(port: number): DevInfo {
     return this.port(port).info;
   }
@@ -179,7 +186,7 @@ export class Ethdev {
    * driver's default; otherwise it must lie within the driver's limits.
    */
   rxQueueSetup(port: number, q: number, nbDesc: number, pool: Mempool, conf: RxQueueConf = {}): void {
-    const p = this.configuredPort(port);
+    const p = this.stoppedPort(port, `rx queue ${q} setup`);
     if (q < 0 || q >= p.nbRxq) throw new ArgError(`port ${port}: rx queue ${q} out of range (configured ${p.nbRxq})`);
     const n = checkDesc(`port ${port} rxq ${q}: nb_rx_desc`, nbDesc, p.info.rxDescLim, p.info.defaultRxDesc, p.spec.name);
     p.rxq[q] = p.drv.rxQueueSetup(q, n, pool, conf, p.rxStats[q]!);
@@ -193,7 +200,7 @@ export class Ethdev {
    * tx_free_thresh is below nb_desc - 3.
    */
   txQueueSetup(port: number, q: number, nbDesc: number, conf: TxQueueConf = {}): void {
-    const p = this.configuredPort(port);
+    const p = this.stoppedPort(port, `tx queue ${q} setup`);
     if (q < 0 || q >= p.nbTxq) throw new ArgError(`port ${port}: tx queue ${q} out of range (configured ${p.nbTxq})`);
     const n = checkDesc(`port ${port} txq ${q}: nb_tx_desc`, nbDesc, p.info.txDescLim, p.info.defaultTxDesc, p.spec.name);
     checkTxThresholds(`port ${port} txq ${q}`, n, conf);
@@ -214,6 +221,7 @@ export class Ethdev {
     p.started = true;
   }
 
+  /** rte_eth_dev_stop; a stopped port is left as it is. Stop lcores polling it first. @throws ArgError for a missing port. */
   stop(port: number): void {
     const p = this.port(port);
     if (!p.started) return;
@@ -229,6 +237,7 @@ export class Ethdev {
     this.ports[port] = undefined;
   }
 
+  /** Whether the port is started. @throws ArgError for a missing port. */
   isStarted(port: number): boolean {
     return this.port(port).started;
   }
@@ -246,28 +255,48 @@ export class Ethdev {
     return txq;
   }
 
-  /** rte_eth_rx_burst. @returns packets received into burst[0..). */
+  /**
+   * rte_eth_rx_burst. @returns packets received into burst[0..).
+   * @throws ArgError for a port or queue that is not there, or a burst not in the heap (one check per burst).
+   */
   rxBurst(port: number, q: number, burst: Burst, n: number): number {
-    return this.ports[port]!.rxq[q]!.rxBurst(burst, n);
+    const rxq = this.ports[port]?.rxq[q];
+    if (rxq === undefined || burst.buffer !== this.heap.buffer || n > burst.length) throw this.burstError(port, q, 'rx', burst, n);
+    return rxq.rxBurst(burst, n);
   }
 
-  /** rte_eth_tx_burst. @returns packets taken; the caller still owns the rest. */
+  /**
+   * rte_eth_tx_burst. @returns packets taken; the caller still owns the rest.
+   * @throws ArgError for a port or queue that is not there, or a burst not in the heap (one check per burst).
+   */
   txBurst(port: number, q: number, burst: Burst, n: number): number {
-    return this.ports[port]!.txq[q]!.txBurst(burst, n);
+    const txq = this.ports[port]?.txq[q];
+    if (txq === undefined || burst.buffer !== this.heap.buffer || n > burst.length) throw this.burstError(port, q, 'tx', burst, n);
+    return txq.txBurst(burst, n);
   }
 
+  private burstError(port: number, q: number, dir: 'rx' | 'tx', burst: Uint32Array, n: number): ArgError {
+    if (dir === 'rx') this.rxQueue(port, q);
+    else this.txQueue(port, q);
+    return badBurst(`port ${port} ${dir}q ${q}`, burst, n, this.heap.buffer);
+  }
+
+  /** Rx queues configured. @throws ArgError for a missing port. */
   nbRxQueues(port: number): number {
     return this.port(port).nbRxq;
   }
 
+  /** Tx queues configured. @throws ArgError for a missing port. */
   nbTxQueues(port: number): number {
     return this.port(port).nbTxq;
   }
 
+  /** Descriptors of rx queue `q` as set up (0 before setup). @throws ArgError for a missing port. */
   rxDesc(port: number, q: number): number {
     return this.port(port).rxDesc[q] ?? 0;
   }
 
+  /** Descriptors of tx queue `q` as set up (0 before setup). @throws ArgError for a missing port. */
   txDesc(port: number, q: number): number {
     return this.port(port).txDesc[q] ?? 0;
   }
@@ -336,15 +365,18 @@ export class Ethdev {
     return { ...x, ...(this.port(port).drv.xstats?.() ?? {}) };
   }
 
+  /** The port's MAC address, 6 bytes (rte_eth_macaddr_get). @throws ArgError for a missing port. */
   macAddr(port: number): Uint8Array {
     return this.port(port).drv.macAddr();
   }
 
+  /** Link status (rte_eth_link_get's link_status): up only while started. @throws ArgError for a missing port. */
   linkUp(port: number): boolean {
     const p = this.port(port);
     return p.started && p.linkAdminUp && p.drv.linkUp();
   }
 
+  /** Link speed in Mbps (rte_eth_link_get's link_speed). @throws ArgError for a missing port. */
   linkSpeed(port: number): number {
     return this.port(port).drv.linkSpeed();
   }
@@ -354,14 +386,17 @@ export class Ethdev {
     return this.port(port).drv.rxEnded?.();
   }
 
+  /** rte_eth_promiscuous_enable (virtual ports receive everything regardless). @throws ArgError for a missing port. */
   promiscuousEnable(port: number): void {
     this.port(port).promiscuous = true;
   }
 
+  /** rte_eth_promiscuous_disable. @throws ArgError for a missing port. */
   promiscuousDisable(port: number): void {
     this.port(port).promiscuous = false;
   }
 
+  /** rte_eth_promiscuous_get. @throws ArgError for a missing port. */
   promiscuousGet(port: number): boolean {
     return this.port(port).promiscuous;
   }
@@ -450,11 +485,29 @@ export class Ethdev {
     return p;
   }
 
+  /** rte_eth_*_queue_setup refuses a started port (-EBUSY): queues change only while it is stopped. */
+  private stoppedPort(port: number, what: string): Port {
+    const p = this.configuredPort(port);
+    if (p.started) throw new PortStateError(`port ${port}: ${what} needs the port stopped (stop it first)`);
+    return p;
+  }
+
   private configuredPort(port: number): Port {
     const p = this.port(port);
     if (!p.configured) throw new PortStateError(`port ${port}: not configured`);
     return p;
   }
+}
+
+/**
+ * The error for a burst array a queue cannot take: not made by `heap.burst`
+ * (or `burstAt`) of this heap, or shorter than the count asked for. A kernel
+ * works on a burst at its heap byte offset, so a burst outside the heap would
+ * make it read the heap's header as packets.
+ */
+export function badBurst(what: string, burst: Uint32Array, n: number, buffer: ArrayBufferLike): ArgError {
+  if (burst.buffer !== buffer) return new ArgError(`${what}: burst is not in the heap (a plain Uint32Array?): make bursts with heap.burst(n)`);
+  return new ArgError(`${what}: n=${n} does not fit a burst of ${burst.length}`);
 }
 
 function checkRange(what: string, v: number, min: number, max: number): void {

@@ -138,6 +138,17 @@ export class Mempool {
   }
 
   /**
+   * Heap bytes `create` reserves for a pool with these options (records,
+   * buffers, ring, lcore caches, alignment), so a heap can be sized for it
+   * before it exists. An upper bound, never less.
+   */
+  static memSize(opts: Pick<MempoolOptions, 'n' | 'dataRoomSize' | 'cacheSize'>): number {
+    const stride = Math.ceil((opts.dataRoomSize ?? MBUF_DEFAULT_BUF_SIZE) / CACHE_LINE) * CACHE_LINE;
+    const caches = (opts.cacheSize ?? 0) > 0 ? MAX_LCORES * CACHE_STRIDE : 0;
+    return POOL_SIZE + opts.n * (MBUF_SIZE + stride + 8) + Ring.memSize(2 * opts.n) + caches + 8 * CACHE_LINE;
+  }
+
+  /**
    * Creates a pool of `n` mbufs in `heap` (rte_pktmbuf_pool_create): every
    * mbuf is initialised and in the pool. Throws ArgError on bad sizes and
    * NoMemError when the heap is too small.

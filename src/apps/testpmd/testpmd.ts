@@ -4,9 +4,8 @@
  * shell and the non-interactive run print. The data path runs in lcore
  * workers (lcore-worker.ts); everything here is control plane.
  */
-import { drivers } from '../../drivers/index.js';
+import { drivers, vdevsMemory } from '../../drivers/index.js';
 import { ArgError, LeakError } from '../../errors.js';
-import { parseDevargs } from '../../ethdev/devargs.js';
 import { Ethdev } from '../../ethdev/ethdev.js';
 import type { EthStats } from '../../ethdev/stats.js';
 import { placeLcores, type Placement } from '../../eal/affinity.js';
@@ -29,16 +28,6 @@ export interface StreamConf {
   txQueue: number;
   /** First Float64 slot of the stream's counters in the heap. */
   stats: number;
-}
-
-/** Heap bytes the ports' drivers ask for beyond their queues' usual needs (replayed captures). */
-function portMemory(vdevs: string[]): number {
-  let bytes = 0;
-  for (const v of vdevs) {
-    const d = parseDevargs(v, [...drivers.keys()]);
-    bytes += drivers.get(d.driver)?.memoryNeeded?.(d.all) ?? 0;
-  }
-  return bytes;
 }
 
 /** testpmd's fwd_topology_tx_port_get: where port index `rxp` of `n` sends. */
@@ -138,7 +127,7 @@ export class Testpmd {
     const stride = Math.ceil(opts.mbufSize / 64) * 64;
     // Pool records and buffers, lcore caches and the ring, plus room for ports, rings and stats.
     const vdevs = opts.vdevs.length ? opts.vdevs : ['net_null0', 'net_null1'];
-    const size = n * (MBUF_SIZE + stride + 8) + 128 * 4160 + (64 << 20) + portMemory(vdevs);
+    const size = n * (MBUF_SIZE + stride + 8) + 128 * 4160 + (64 << 20) + vdevsMemory(vdevs);
     this.heap = Heap.create({ size, lcoreId: opts.mainLcore, datapath: opts.datapath });
     this.pool = Mempool.create(this.heap, { name: 'mb_pool_0', n, cacheSize: Math.min(opts.mbcache, Math.floor(n / 1.5)), dataRoomSize: opts.mbufSize });
     this.config = {

@@ -1,0 +1,2 @@
+// A module an lcore cannot run: it exports no main.
+export const notMain = 1;
