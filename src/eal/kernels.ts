@@ -24,12 +24,6 @@ export type Datapath = 'wasm' | 'ts';
 /** A kernel as JavaScript sees it: u32 arguments (heap byte offsets, counts), a u32 result. */
 export type KernelFn = (...args: number[]) => number;
 
-/** See src/kernels/as/fwd.as.ts. (Moves beside the drivers with its kernels; the engines' are in src/fwd.) */
-export interface FwdKernel {
-  /** mbufPktLenSum (mem/mbuf.as.ts) under its old name, for net_vhost's burstBytes until it counts with Mbufs.pktLenSum. */
-  pktLenSum(objs: number, n: number): number;
-}
-
 /** The kernels could not be loaded: not built, or built from other sources. */
 export class KernelError extends DpkitError {
   constructor(message: string) {
@@ -39,12 +33,6 @@ export class KernelError extends DpkitError {
 
 /** The one kernel module, instantiated over one heap's memory. */
 export class Kernels {
-  /**
-   * Kernels not yet beside their owners, as the groups their callers use.
-   * They are all views of the same exports; an owner that takes its kernels
-   * with `fn` needs none of them.
-   */
-  readonly fwd: FwdKernel;
   /** The `layout…` globals: each record file's layout id the module was compiled with (test/eal/layout.test.ts). */
   readonly layout: Readonly<Record<string, number>>;
 
@@ -54,7 +42,6 @@ export class Kernels {
       if (k.startsWith('layout')) layout[k] = (v as { value: number }).value >>> 0; // u32 globals read as i32
     }
     this.layout = layout;
-    this.fwd = exports as unknown as FwdKernel;
   }
 
   /**

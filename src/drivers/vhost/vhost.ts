@@ -23,8 +23,6 @@ import { VhostDev } from '../../vhost/vhost-dev.js';
 import { VhostQueue, type VhostQueueDesc } from '../../vhost/vhost-queue.js';
 import { S_AVAIL_READS, S_BAD_CHAINS, S_CALLS, S_DROPS } from '../../vhost/vring-state.js';
 import { Feature, bit, rxVring, txVring, type Features } from '../../virtio/virtio-net.js';
-import type { FwdKernel } from '../../eal/kernels.js';
-import { burstBytes } from '../burst-bytes.js';
 import { vdevMac } from '../mac.js';
 
 interface VhostRxDesc extends QueueDescriptor {
@@ -43,10 +41,9 @@ interface VhostTxDesc extends QueueDescriptor {
 class VhostRxQueue implements RxQueue {
   private readonly vq: VhostQueue;
   private readonly pool: Mempool;
+  private readonly mb: Mbufs;
   private readonly f64: Float64Array;
-  private readonly u32: Uint32Array;
   private readonly stats: number;
-  private readonly kernel: FwdKernel | null;
 
   constructor(
     heap: Heap,
@@ -54,9 +51,8 @@ class VhostRxQueue implements RxQueue {
   ) {
     this.vq = new VhostQueue(heap, d.vq);
     this.pool = Mempool.attach(heap, { offset: d.pool });
+    this.mb = new Mbufs(heap);
     this.f64 = heap.f64;
-    this.u32 = heap.u32;
-    this.kernel = heap.kernels?.fwd ?? null;
     this.stats = d.stats;
   }
 
@@ -66,7 +62,7 @@ class VhostRxQueue implements RxQueue {
     if (got === 0) return 0;
     const f = this.f64;
     f[this.stats + RXQ_PACKETS] += got;
-    f[this.stats + RXQ_BYTES] += burstBytes(this.kernel, this.u32, burst, got);
+    f[this.stats + RXQ_BYTES] += this.mb.pktLenSum(burst, got);
     return got;
   }
 
@@ -79,7 +75,7 @@ class VhostTxQueue implements TxQueue {
   private readonly vq: VhostQueue;
   private readonly mb: Mbufs;
   private readonly f64: Float64Array;
-  private readonly u32: Uint32Array;
+  private readonly stats: number;
 
   constructor(
     heap: Heap,
@@ -88,13 +84,8 @@ class VhostTxQueue implements TxQueue {
     this.vq = new VhostQueue(heap, d.vq);
     this.mb = new Mbufs(heap);
     this.f64 = heap.f64;
-    this.u32 = heap.u32;
-    this.kernel = heap.kernels?.fwd ?? null;
     this.stats = d.stats;
   }
-
-  private readonly stats: number;
-  private readonly kernel: FwdKernel | null;
 
   txBurst(burst: Burst, n: number): number {
     const sent = this.vq.enqueueBurst(burst, n);
@@ -103,7 +94,7 @@ class VhostTxQueue implements TxQueue {
     if (sent < n) f[this.stats + TXQ_ERRORS] += n - sent;
     if (sent === 0) return 0;
     f[this.stats + TXQ_PACKETS] += sent;
-    f[this.stats + TXQ_BYTES] += burstBytes(this.kernel, this.u32, burst, sent);
+    f[this.stats + TXQ_BYTES] += this.mb.pktLenSum(burst, sent);
     this.mb.freeBulk(burst, sent);
     return sent;
   }
