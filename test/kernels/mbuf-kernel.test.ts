@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Heap } from '../../src/eal/heap.js';
 import { HEAP_LAYOUT_ID } from '../../src/eal/heap-layout.js';
+import { MEMIF_LAYOUT_ID } from '../../src/drivers/memif/memif-layout.js';
 import { NULL_LAYOUT_ID } from '../../src/drivers/null/null-layout.js';
 import { STATS_LAYOUT_ID } from '../../src/ethdev/stats-layout.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
@@ -26,6 +27,7 @@ describe('mbuf kernel', () => {
     assert.deepEqual(heap.kernels.layout, {
       layoutHeap: HEAP_LAYOUT_ID,
       layoutMbuf: MBUF_LAYOUT_ID,
+      layoutMemif: MEMIF_LAYOUT_ID,
       layoutMempool: MEMPOOL_LAYOUT_ID,
       layoutNull: NULL_LAYOUT_ID,
       layoutRing: RING_LAYOUT_ID,
