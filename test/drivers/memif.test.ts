@@ -51,3 +51,21 @@ for (const datapath of ['wasm', 'ts'] as const) {
     });
   });
 }
+
+describe('net_memif without the native shim', () => {
+  it('fails at start with one line that says why', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const r = spawnSync(process.execPath, ['bin/dpkit.js', 'testpmd', '--vdev', 'net_memif0,role=server', '--', '--forward-mode=io'], {
+      encoding: 'utf8',
+      env: { ...process.env, DPKIT_NO_NATIVE: '1' },
+    });
+    assert.notEqual(r.status, 0);
+    const lines = r.stderr.trim().split('\n').filter((l) => l.includes('net_memif0'));
+    assert.deepEqual(lines, ['dpkit: net_memif0: needs the native shim (native/), which is disabled (DPKIT_NO_NATIVE is set)']);
+  });
+
+  it('refuses zero-copy=yes with one clear line', { skip: noShim }, () => {
+    const { ethdev } = world('wasm', 64, 100);
+    assert.throws(() => ethdev.create('net_memif0,zero-copy=yes'), /net_memif0: zero-copy=yes is not supported/);
+  });
+});
