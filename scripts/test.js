@@ -33,6 +33,13 @@ function step(what, args) {
 
 // Kernels are rebuilt only when their sources changed; tests need them current.
 step('kernel build', ['scripts/build-kernels.js']);
+// So is the native shim: a pull that changed native/ would otherwise test the old addon.
+const newest = (dir) => Math.max(0, ...readdirSync(dir).map((f) => statSync(join(dir, f)).mtimeMs));
+let addon = 0;
+try {
+  addon = statSync('native/build/Release/dpkit_native.node').mtimeMs;
+} catch {}
+if (addon > 0 && Math.max(newest('native/src'), statSync('native/binding.gyp').mtimeMs) > addon) step('native build', ['scripts/build-native.js']);
 // The type-check of everything also emits dist/, which tests run testpmd from (bin/dpkit.js):
 // built workers start in a tenth of the time tsx takes, and dist is never stale under a test.
 // Incremental, so an unchanged tree costs about a second; filtered runs need it as much.

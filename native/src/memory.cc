@@ -212,7 +212,10 @@ Napi::Value MapWindow(const Napi::CallbackInfo& info) {
   std::string why = CheckWindow(base, store->ByteLength(), off, len, align);
   if (why.empty() && (fdOff % align != 0 || (base + off) % align != 0))
     why = "window " + Range(off, len) + ": fd offset " + Hex(fdOff) + " and the window's address must be multiples of " + std::to_string(align) + " bytes";
-  if (why.empty() && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) < fdOff + len)
+  // The file's last page may be partial (a memif region is sized in bytes): mapping it whole is
+  // what mmap allows, the bytes past the end read as zeroes and never fault.
+  uint64_t fileEnd = (static_cast<uint64_t>(st.st_size) + align - 1) / align * align;
+  if (why.empty() && S_ISREG(st.st_mode) && fileEnd < fdOff + len)
     why = "window " + Range(off, len) + ": " + FdName(fd) + " is " + std::to_string(st.st_size) + " bytes, the window needs " + std::to_string(fdOff + len);
   Memory& m = memories[base];
   if (!m.store) m.store = store;

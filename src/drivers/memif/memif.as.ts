@@ -1,0 +1,286 @@
+// net_memif's per-burst work in copy mode, one call per burst (twins:
+// memif.twin.ts, same signatures): rx walks a ring's descriptors from the
+// peer's region and copies each packet into mbufs (a chain when it does not
+// fit one), tx copies each packet (a chain of mbufs) into the ring's buffers
+// (several slots flagged NEXT when it does not fit one). `q` is the queue's
+// block (memif.record.ts), `lc` the calling thread's lcore block, `burst` a
+// burst's heap offset. Every descriptor is the peer's to write: its region,
+// offset and length are checked against the region table before any byte
+// moves, so a lying peer costs a skipped packet (counted, and the queue's
+// `fault` set for the control plane), never a write outside its region.
+import { RXQ_STAT_BYTES, RXQ_STAT_NOMBUF, RXQ_STAT_PACKETS, TXQ_STAT_BYTES, TXQ_STAT_PACKETS } from '../../ethdev/stats-layout.as';
+import { copyBytes } from '../../mem/copy.as';
+import { mbufFreeBulk, mtod } from '../../mem/mbuf.as';
+import { MBUF_MAX_NB_SEGS, MBUF_SHIFT, M_DATA_LEN, M_NB_SEGS, M_NEXT, M_PKT_LEN, M_PORT } from '../../mem/mbuf-layout.as';
+import { POOL_BUF_LEN, POOL_HEADROOM } from '../../mem/mempool-layout.as';
+import { mempoolAllocBulk } from '../../mem/mempool.as';
+import {
+  MDESC_FLAGS,
+  MDESC_LENGTH,
+  MDESC_OFFSET,
+  MDESC_REGION,
+  MEMIF_DESC_FLAG_NEXT,
+  MEMIF_REGION_ENTRY,
+  MEMIF_RING_FLAG_MASK_INT,
+  MQ_BAD_DESC,
+  MQ_BSIZE,
+  MQ_FAULT,
+  MQ_FLAGS,
+  MQ_F_C2S,
+  MQ_KICK,
+  MQ_LAST,
+  MQ_MASK,
+  MQ_POOL,
+  MQ_PORT,
+  MQ_REGIONS,
+  MQ_RING,
+  MQ_SEG,
+  MQ_STATS,
+  MREGS_COUNT,
+  MREGS_ENTRIES,
+  MRING_DESC,
+  MRING_FLAGS,
+  MRING_HEAD,
+  MRING_TAIL,
+} from './memif-layout.as';
+
+/**
+ * The heap address of descriptor `d`'s buffer when `len` bytes from its
+ * offset lie inside its region, else 0 (no window starts at heap offset 0).
+ */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function bufAt(regions: u32, d: u32, len: u32): u32 {
+  const r = <u32>load<u16>(d, MDESC_REGION);
+  if (r >= load<u32>(regions, MREGS_COUNT)) return 0;
+  const e = regions + MREGS_ENTRIES + r * MEMIF_REGION_ENTRY;
+  const off = load<u32>(d, MDESC_OFFSET);
+  if (<u64>off + <u64>len > <u64>load<u32>(e, 4)) return 0;
+  return load<u32>(e) + off;
+}
+
+/** Counts a bad descriptor and flags the queue for the control plane. */
+// @ts-ignore: decorator
+@inline
+function fault(q: u32): void {
+  store<f64>(q, load<f64>(q, MQ_BAD_DESC) + 1, MQ_BAD_DESC);
+  store<u32>(q, 1, MQ_FAULT);
+}
+
+/**
+ * eth_memif_rx: up to `n` packets from the ring into mbufs of the queue's
+ * pool, stamped with the port; then, on a C2S ring, tail moved past them
+ * (release), and on an S2C ring every free slot posted again with the
+ * connection's buffer size (head moved, release). A packet whose slots are
+ * not all there yet stays for the next call. Returns how many packets.
+ */
+export function memifRx(q: u32, lc: u32, burst: u32, n: u32): u32 {
+  const ring = load<u32>(q, MQ_RING);
+  if (ring == 0) return 0;
+  const mask = load<u32>(q, MQ_MASK);
+  const c2s = (load<u32>(q, MQ_FLAGS) & MQ_F_C2S) != 0;
+  const regions = load<u32>(q, MQ_REGIONS);
+  const descs = ring + MRING_DESC;
+  const pool = load<u32>(q, MQ_POOL);
+  const cap = load<u32>(pool, POOL_BUF_LEN) - load<u32>(pool, POOL_HEADROOM);
+  const port = load<u32>(q, MQ_PORT);
+  const stats = load<u32>(q, MQ_STATS);
+  let cur = load<u32>(q, MQ_LAST);
+  let avail = ((c2s ? <u32>atomic.load<u16>(ring + MRING_HEAD) : <u32>atomic.load<u16>(ring + MRING_TAIL)) - cur) & 0xffff;
+  if (avail > mask + 1) {
+    fault(q); // the peer moved its index past the ring
+    avail = 0;
+  }
+  let got: u32 = 0;
+  let bytes: u64 = 0;
+  while (avail > 0 && got < n) {
+    // The packet's slots: up to the first without NEXT, each checked.
+    let k: u32 = 0;
+    let total: u64 = 0;
+    let ok = true;
+    let more = true;
+    while (more && k < avail) {
+      const d = descs + (((cur + k) & mask) << 4);
+      const len = load<u32>(d, MDESC_LENGTH);
+      if (bufAt(regions, d, len) == 0) ok = false;
+      total += len;
+      more = (load<u16>(d, MDESC_FLAGS) & MEMIF_DESC_FLAG_NEXT) != 0;
+      k++;
+    }
+    if (more) {
+      if (avail <= mask) break; // the rest of the chain is not there yet
+      ok = false; // a chain as long as the ring never ends
+    }
+    const segs = total == 0 ? 1 : (total + <u64>cap - 1) / <u64>cap;
+    if (!ok || segs > <u64>MBUF_MAX_NB_SEGS) {
+      fault(q);
+      cur += k;
+      avail -= k;
+      continue;
+    }
+    const slot = burst + (got << 2);
+    if (mempoolAllocBulk(pool, lc, slot, 1) != 1) {
+      store<f64>(stats, load<f64>(stats, RXQ_STAT_NOMBUF) + 1, RXQ_STAT_NOMBUF);
+      break;
+    }
+    const head = load<u32>(slot) << MBUF_SHIFT;
+    store<u16>(head, <u16>port, M_PORT);
+    let m = head;
+    let room = cap;
+    let nombuf = false;
+    for (let j: u32 = 0; j < k && !nombuf; j++) {
+      const d = descs + (((cur + j) & mask) << 4);
+      let len = load<u32>(d, MDESC_LENGTH);
+      let src = bufAt(regions, d, len);
+      while (len > 0) {
+        if (room == 0) {
+          if (mempoolAllocBulk(pool, lc, q + MQ_SEG, 1) != 1) {
+            nombuf = true;
+            break;
+          }
+          const s = load<u32>(q, MQ_SEG);
+          store<u32>(m, s, M_NEXT);
+          m = s << MBUF_SHIFT;
+          store<u16>(m, <u16>port, M_PORT);
+          store<u16>(head, load<u16>(head, M_NB_SEGS) + 1, M_NB_SEGS);
+          room = cap;
+        }
+        const dl = <u32>load<u16>(m, M_DATA_LEN);
+        const c = len < room ? len : room;
+        copyBytes(mtod(m) + dl, src, c);
+        store<u16>(m, <u16>(dl + c), M_DATA_LEN);
+        src += c;
+        len -= c;
+        room -= c;
+      }
+    }
+    if (nombuf) {
+      mbufFreeBulk(lc, slot, 1); // the partial chain; its slots stay for the next call
+      store<f64>(stats, load<f64>(stats, RXQ_STAT_NOMBUF) + 1, RXQ_STAT_NOMBUF);
+      break;
+    }
+    store<u32>(head, <u32>total, M_PKT_LEN);
+    bytes += total;
+    got++;
+    cur += k;
+    avail -= k;
+  }
+  cur &= 0xffff;
+  store<u32>(q, cur, MQ_LAST);
+  if (c2s) {
+    atomic.store<u16>(ring + MRING_TAIL, <u16>cur);
+  } else {
+    // Post every free slot again: the receiver owns head on S2C.
+    let h = <u32>atomic.load<u16>(ring + MRING_HEAD);
+    const bsize = load<u32>(q, MQ_BSIZE);
+    let free = (mask + 1 - ((h - cur) & 0xffff)) & 0xffff;
+    if (free > mask + 1) free = 0; // head moved by someone else: leave it
+    for (; free > 0; free--) {
+      store<u32>(descs + ((h & mask) << 4), bsize, MDESC_LENGTH);
+      h++;
+    }
+    atomic.store<u16>(ring + MRING_HEAD, <u16>h);
+  }
+  store<f64>(stats, load<f64>(stats, RXQ_STAT_PACKETS) + <f64>got, RXQ_STAT_PACKETS);
+  store<f64>(stats, load<f64>(stats, RXQ_STAT_BYTES) + <f64>bytes, RXQ_STAT_BYTES);
+  return got;
+}
+
+/**
+ * eth_memif_tx: copies packets from `burst` into the ring's free slots, a
+ * packet longer than a buffer over several slots flagged NEXT, then moves
+ * head (C2S) or tail (S2C) past them (release), and sets `kick` when it sent
+ * some and the ring's receiver wants an interrupt. Returns how many packets
+ * it took (a prefix of the burst); the caller frees them and keeps the rest.
+ */
+export function memifTx(q: u32, lc: u32, burst: u32, n: u32): u32 {
+  store<u32>(q, 0, MQ_KICK);
+  const ring = load<u32>(q, MQ_RING);
+  if (ring == 0) return 0;
+  const mask = load<u32>(q, MQ_MASK);
+  const c2s = (load<u32>(q, MQ_FLAGS) & MQ_F_C2S) != 0;
+  const regions = load<u32>(q, MQ_REGIONS);
+  const descs = ring + MRING_DESC;
+  const bsize = load<u32>(q, MQ_BSIZE);
+  let slot: u32;
+  let free: u32;
+  if (c2s) {
+    slot = <u32>atomic.load<u16>(ring + MRING_HEAD);
+    free = mask + 1 - ((slot - <u32>atomic.load<u16>(ring + MRING_TAIL)) & 0xffff);
+  } else {
+    slot = <u32>atomic.load<u16>(ring + MRING_TAIL);
+    free = (<u32>atomic.load<u16>(ring + MRING_HEAD) - slot) & 0xffff;
+  }
+  if (free > mask + 1) {
+    fault(q); // the peer moved its index past the ring
+    free = 0;
+  }
+  let sent: u32 = 0;
+  let bytes: u64 = 0;
+  let bad = false;
+  while (sent < n && free > 0 && !bad) {
+    const first = slot;
+    const firstFree = free;
+    let d = descs + ((slot & mask) << 4);
+    let cap = c2s ? bsize : load<u32>(d, MDESC_LENGTH);
+    let dst = bufAt(regions, d, cap);
+    if (dst == 0) {
+      bad = true;
+      break;
+    }
+    let off: u32 = 0;
+    let full = false;
+    const h = load<u32>(burst + (sent << 2));
+    for (let m = h << MBUF_SHIFT; m != 0 && !full && !bad; ) {
+      let src = mtod(m);
+      let len = <u32>load<u16>(m, M_DATA_LEN);
+      while (len > 0) {
+        if (off == cap) {
+          if (free == 1) {
+            full = true; // the packet does not fit the free slots: it stays with the caller
+            break;
+          }
+          store<u16>(d, <u16>MEMIF_DESC_FLAG_NEXT, MDESC_FLAGS);
+          store<u32>(d, off, MDESC_LENGTH);
+          slot++;
+          free--;
+          d = descs + ((slot & mask) << 4);
+          cap = c2s ? bsize : load<u32>(d, MDESC_LENGTH);
+          dst = bufAt(regions, d, cap);
+          if (dst == 0) {
+            bad = true;
+            break;
+          }
+          off = 0;
+        }
+        const room = cap - off;
+        const c = len < room ? len : room;
+        copyBytes(dst + off, src, c);
+        off += c;
+        src += c;
+        len -= c;
+      }
+      const next = load<u32>(m, M_NEXT);
+      m = next << MBUF_SHIFT;
+    }
+    if (full || bad) {
+      slot = first;
+      free = firstFree;
+      break;
+    }
+    store<u16>(d, 0, MDESC_FLAGS);
+    store<u32>(d, off, MDESC_LENGTH);
+    slot++;
+    free--;
+    bytes += <u64>load<u32>(h << MBUF_SHIFT, M_PKT_LEN);
+    sent++;
+  }
+  if (bad) fault(q);
+  if (c2s) atomic.store<u16>(ring + MRING_HEAD, <u16>slot);
+  else atomic.store<u16>(ring + MRING_TAIL, <u16>slot);
+  if (sent > 0 && (<u32>load<u16>(ring, MRING_FLAGS) & MEMIF_RING_FLAG_MASK_INT) == 0) store<u32>(q, 1, MQ_KICK);
+  const stats = load<u32>(q, MQ_STATS);
+  store<f64>(stats, load<f64>(stats, TXQ_STAT_PACKETS) + <f64>sent, TXQ_STAT_PACKETS);
+  store<f64>(stats, load<f64>(stats, TXQ_STAT_BYTES) + <f64>bytes, TXQ_STAT_BYTES);
+  return sent;
+}

@@ -1,0 +1,302 @@
+/**
+ * net_memif's per-burst work, the wasm kernels (memif.as.ts) or their
+ * TypeScript twins (here, same signatures and the same steps in the same
+ * order, so two heaps given the same traffic end byte for byte equal),
+ * chosen once when a queue is opened (`memifOps`). Arguments are heap byte
+ * offsets: `q` the queue's block (memif.record.ts), `lc` the calling thread's
+ * lcore block, `burst` a burst.
+ */
+import type { Burst, Heap } from '../../eal/heap.js';
+import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats-layout.js';
+import type { Mbufs } from '../../mem/mbuf.js';
+import { H_DATA_LEN, H_NB_SEGS, H_PORT, MBUF_HALF_SHIFT, MBUF_MAX_NB_SEGS, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
+import type { Mempool } from '../../mem/mempool.js';
+import {
+  MDESC_FLAGS,
+  MDESC_LENGTH,
+  MDESC_OFFSET,
+  MDESC_REGION,
+  MEMIF_DESC_FLAG_NEXT,
+  MEMIF_REGION_ENTRY,
+  MEMIF_RING_FLAG_MASK_INT,
+  MQ_D_BAD_DESC,
+  MQ_F_C2S,
+  MQ_SEG,
+  MQ_W_BSIZE,
+  MQ_W_FAULT,
+  MQ_W_FLAGS,
+  MQ_W_KICK,
+  MQ_W_LAST,
+  MQ_W_MASK,
+  MQ_W_PORT,
+  MQ_W_REGIONS,
+  MQ_W_RING,
+  MQ_W_STATS,
+  MREGS_ENTRIES,
+  MREGS_W_COUNT,
+  MRING_DESC,
+  MRING_FLAGS,
+  MRING_HEAD,
+  MRING_TAIL,
+} from './memif-layout.js';
+
+export interface MemifOps {
+  /** rte_eth_rx_burst on net_memif. @returns packets received (0 while the link is down). */
+  rx(q: number, lc: number, burst: number, n: number): number;
+  /** rte_eth_tx_burst's copy into the ring, without the free. @returns how many leading packets went (the caller frees them). */
+  tx(q: number, lc: number, burst: number, n: number): number;
+}
+
+/**
+ * The kernels when the heap has them, else the twins. `mp` is the rx queue's
+ * pool (null on a tx queue): a debug pool keeps rx on the twins, whose pool
+ * calls do its checks.
+ */
+export function memifOps(heap: Heap, mb: Mbufs, mp: Mempool | null): MemifOps {
+  const k = heap.kernels;
+  if (k === null || (mp !== null && mp.debug)) return new MemifTwin(heap, mb, mp);
+  return { rx: k.fn('memifRx'), tx: k.fn('memifTx') };
+}
+
+/** The twins: what the kernels do, readable, and their oracle in the tests. */
+class MemifTwin implements MemifOps {
+  private readonly u8: Uint8Array;
+  private readonly u16: Uint16Array;
+  private readonly u32: Uint32Array;
+  private readonly f64: Float64Array;
+  /** The whole heap as one burst: the burst at byte `b` is its words from `b >>> 2`. */
+  private readonly words: Burst;
+
+  constructor(
+    heap: Heap,
+    private readonly mb: Mbufs,
+    private readonly mp: Mempool | null,
+  ) {
+    this.u8 = heap.u8;
+    this.u16 = heap.u16;
+    this.u32 = heap.u32;
+    this.f64 = heap.f64;
+    this.words = heap.burstAt(0, heap.u32.length);
+  }
+
+  /** The heap address of descriptor `d`'s buffer when `len` bytes fit its region, else 0. */
+  private bufAt(regions: number, d: number, len: number): number {
+    const u32 = this.u32;
+    const r = this.u16[(d + MDESC_REGION) >>> 1]!;
+    if (r >= u32[(regions >>> 2) + MREGS_W_COUNT]!) return 0;
+    const e = (regions + MREGS_ENTRIES + r * MEMIF_REGION_ENTRY) >>> 2;
+    const off = u32[(d + MDESC_OFFSET) >>> 2]!;
+    if (off + len > u32[e + 1]!) return 0;
+    return u32[e]! + off;
+  }
+
+  private fault(q: number): void {
+    this.f64[(q >>> 3) + MQ_D_BAD_DESC] += 1;
+    this.u32[(q >>> 2) + MQ_W_FAULT] = 1;
+  }
+
+  rx(q: number, lc: number, burst: number, n: number): number {
+    const { u16, u32, f64 } = this;
+    const w = q >>> 2;
+    const ring = u32[w + MQ_W_RING]!;
+    if (ring === 0) return 0;
+    const mask = u32[w + MQ_W_MASK]!;
+    const c2s = (u32[w + MQ_W_FLAGS]! & MQ_F_C2S) !== 0;
+    const regions = u32[w + MQ_W_REGIONS]!;
+    const descs = ring + MRING_DESC;
+    const mp = this.mp!;
+    const cap = mp.bufLen - mp.headroom;
+    const port = u32[w + MQ_W_PORT]!;
+    const stats = u32[w + MQ_W_STATS]! >>> 3;
+    let cur = u32[w + MQ_W_LAST]!;
+    let avail = ((c2s ? Atomics.load(u16, (ring + MRING_HEAD) >>> 1) : Atomics.load(u16, (ring + MRING_TAIL) >>> 1)) - cur) & 0xffff;
+    if (avail > mask + 1) {
+      this.fault(q);
+      avail = 0;
+    }
+    let got = 0;
+    let bytes = 0;
+    while (avail > 0 && got < n) {
+      let k = 0;
+      let total = 0;
+      let ok = true;
+      let more = true;
+      while (more && k < avail) {
+        const d = descs + (((cur + k) & mask) << 4);
+        const len = u32[(d + MDESC_LENGTH) >>> 2]!;
+        if (this.bufAt(regions, d, len) === 0) ok = false;
+        total += len;
+        more = (u16[(d + MDESC_FLAGS) >>> 1]! & MEMIF_DESC_FLAG_NEXT) !== 0;
+        k++;
+      }
+      if (more) {
+        if (avail <= mask) break;
+        ok = false;
+      }
+      const segs = total === 0 ? 1 : Math.ceil(total / cap);
+      if (!ok || segs > MBUF_MAX_NB_SEGS) {
+        this.fault(q);
+        cur += k;
+        avail -= k;
+        continue;
+      }
+      const slot = (burst >>> 2) + got;
+      if (mp.allocBulk(this.words, 1, slot) !== 1) {
+        f64[stats + RXQ_NOMBUF] += 1;
+        break;
+      }
+      const head = u32[slot]!;
+      u16[(head << MBUF_HALF_SHIFT) + H_PORT] = port;
+      let m = head;
+      let room = cap;
+      let nombuf = false;
+      for (let j = 0; j < k && !nombuf; j++) {
+        const d = descs + (((cur + j) & mask) << 4);
+        let len = u32[(d + MDESC_LENGTH) >>> 2]!;
+        let src = this.bufAt(regions, d, len);
+        while (len > 0) {
+          if (room === 0) {
+            if (mp.allocBulk(this.words, 1, (q + MQ_SEG) >>> 2) !== 1) {
+              nombuf = true;
+              break;
+            }
+            const s = u32[(q + MQ_SEG) >>> 2]!;
+            u32[(m << MBUF_WORD_SHIFT) + W_NEXT] = s;
+            m = s;
+            u16[(m << MBUF_HALF_SHIFT) + H_PORT] = port;
+            u16[(head << MBUF_HALF_SHIFT) + H_NB_SEGS]! += 1;
+            room = cap;
+          }
+          const dl = u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
+          const c = Math.min(len, room);
+          const at = this.mb.mtod(m) + dl;
+          this.u8.copyWithin(at, src, src + c);
+          u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = dl + c;
+          src += c;
+          len -= c;
+          room -= c;
+        }
+      }
+      if (nombuf) {
+        this.mb.freeBulk(this.words, 1, slot);
+        f64[stats + RXQ_NOMBUF] += 1;
+        break;
+      }
+      u32[(head << MBUF_WORD_SHIFT) + W_PKT_LEN] = total;
+      bytes += total;
+      got++;
+      cur += k;
+      avail -= k;
+    }
+    cur &= 0xffff;
+    u32[w + MQ_W_LAST] = cur;
+    if (c2s) {
+      Atomics.store(u16, (ring + MRING_TAIL) >>> 1, cur);
+    } else {
+      let h = Atomics.load(u16, (ring + MRING_HEAD) >>> 1);
+      const bsize = u32[w + MQ_W_BSIZE]!;
+      let free = (mask + 1 - ((h - cur) & 0xffff)) & 0xffff;
+      if (free > mask + 1) free = 0;
+      for (; free > 0; free--) {
+        u32[(descs + ((h & mask) << 4) + MDESC_LENGTH) >>> 2] = bsize;
+        h++;
+      }
+      Atomics.store(u16, (ring + MRING_HEAD) >>> 1, h & 0xffff);
+    }
+    f64[stats + RXQ_PACKETS] += got;
+    f64[stats + RXQ_BYTES] += bytes;
+    return got;
+  }
+
+  tx(q: number, _lc: number, burst: number, n: number): number {
+    const { u16, u32, f64 } = this;
+    const w = q >>> 2;
+    u32[w + MQ_W_KICK] = 0;
+    const ring = u32[w + MQ_W_RING]!;
+    if (ring === 0) return 0;
+    const mask = u32[w + MQ_W_MASK]!;
+    const c2s = (u32[w + MQ_W_FLAGS]! & MQ_F_C2S) !== 0;
+    const regions = u32[w + MQ_W_REGIONS]!;
+    const descs = ring + MRING_DESC;
+    const bsize = u32[w + MQ_W_BSIZE]!;
+    let slot: number;
+    let free: number;
+    if (c2s) {
+      slot = Atomics.load(u16, (ring + MRING_HEAD) >>> 1);
+      free = mask + 1 - ((slot - Atomics.load(u16, (ring + MRING_TAIL) >>> 1)) & 0xffff);
+    } else {
+      slot = Atomics.load(u16, (ring + MRING_TAIL) >>> 1);
+      free = (Atomics.load(u16, (ring + MRING_HEAD) >>> 1) - slot) & 0xffff;
+    }
+    if (free > mask + 1 || free < 0) {
+      this.fault(q);
+      free = 0;
+    }
+    const b = burst >>> 2;
+    let sent = 0;
+    let bytes = 0;
+    let bad = false;
+    while (sent < n && free > 0 && !bad) {
+      const first = slot;
+      const firstFree = free;
+      let d = descs + ((slot & mask) << 4);
+      let cap = c2s ? bsize : u32[(d + MDESC_LENGTH) >>> 2]!;
+      let dst = this.bufAt(regions, d, cap);
+      if (dst === 0) {
+        bad = true;
+        break;
+      }
+      let off = 0;
+      let full = false;
+      const h = u32[b + sent]!;
+      for (let m = h; m !== 0 && !full && !bad; ) {
+        let src = this.mb.mtod(m);
+        let len = u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
+        while (len > 0) {
+          if (off === cap) {
+            if (free === 1) {
+              full = true;
+              break;
+            }
+            u16[(d + MDESC_FLAGS) >>> 1] = MEMIF_DESC_FLAG_NEXT;
+            u32[(d + MDESC_LENGTH) >>> 2] = off;
+            slot++;
+            free--;
+            d = descs + ((slot & mask) << 4);
+            cap = c2s ? bsize : u32[(d + MDESC_LENGTH) >>> 2]!;
+            dst = this.bufAt(regions, d, cap);
+            if (dst === 0) {
+              bad = true;
+              break;
+            }
+            off = 0;
+          }
+          const c = Math.min(len, cap - off);
+          this.u8.copyWithin(dst + off, src, src + c);
+          off += c;
+          src += c;
+          len -= c;
+        }
+        m = u32[(m << MBUF_WORD_SHIFT) + W_NEXT]!;
+      }
+      if (full || bad) {
+        slot = first;
+        free = firstFree;
+        break;
+      }
+      u16[(d + MDESC_FLAGS) >>> 1] = 0;
+      u32[(d + MDESC_LENGTH) >>> 2] = off;
+      slot++;
+      free--;
+      bytes += u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+      sent++;
+    }
+    if (bad) this.fault(q);
+    Atomics.store(u16, ((c2s ? MRING_HEAD : MRING_TAIL) + ring) >>> 1, slot & 0xffff);
+    if (sent > 0 && (u16[(ring + MRING_FLAGS) >>> 1]! & MEMIF_RING_FLAG_MASK_INT) === 0) u32[w + MQ_W_KICK] = 1;
+    const stats = u32[w + MQ_W_STATS]! >>> 3;
+    f64[stats + TXQ_PACKETS] += sent;
+    f64[stats + TXQ_BYTES] += bytes;
+    return sent;
+  }
+}

@@ -1,0 +1,70 @@
+// Debian's dpdk-testpmd as net_memif's peer: started, driven through its
+// interactive prompt, its port statistics read back, and killed. Every run
+// gets its own --file-prefix, removed afterwards.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { until } from './memif-util.js';
+
+const found = spawnSync('sh', ['-c', 'command -v dpdk-testpmd'], { encoding: 'utf8' }).stdout.trim();
+const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
+if (REQUIRED && !found) throw new Error('DPKIT_REQUIRE_TOOLS=1 but dpdk-testpmd is not installed (apt-get install dpdk dpdk-dev; .ci/run does)');
+/** false when dpdk-testpmd is here, else why the DPDK tests are skipped. */
+export const noDpdk: string | false = found ? false : 'dpdk-testpmd not installed (apt-get install dpdk dpdk-dev; .ci/run does)';
+
+let runs = 0;
+
+export class DpdkTestpmd {
+  readonly child: ChildProcess;
+  out = '';
+  readonly prefix: string;
+  exited = false;
+
+  /** `dpdk-testpmd -l 0-1 --no-huge -m 512 --no-pci --file-prefix=… <vdevs> -- <args>`. */
+  constructor(vdevs: string[], args: string[]) {
+    this.prefix = `dpkit-memif-${process.pid}-${runs++}`;
+    const argv = ['-l', '0-1', '--no-huge', '-m', '512', '--no-pci', `--file-prefix=${this.prefix}`, ...vdevs.flatMap((v) => ['--vdev', v]), '--', '--total-num-mbufs=8192', ...args];
+    // Line-buffered: testpmd's stdout to a pipe is otherwise flushed only when its buffer fills.
+    this.child = spawn('stdbuf', ['-oL', 'dpdk-testpmd', ...argv], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout!.on('data', (d: Buffer) => (this.out += d.toString()));
+    this.child.stderr!.on('data', (d: Buffer) => (this.out += d.toString()));
+    this.child.on('exit', () => {
+      this.exited = true;
+      rmSync(`/var/run/dpdk/${this.prefix}`, { recursive: true, force: true });
+    });
+  }
+
+  /** The command line, for failure messages. */
+  static line(vdevs: string[], args: string[]): string {
+    return `dpdk-testpmd -l 0-1 --no-huge -m 512 --no-pci ${vdevs.map((v) => `--vdev ${v}`).join(' ')} -- --total-num-mbufs=8192 ${args.join(' ')}`;
+  }
+
+  send(cmd: string): void {
+    this.child.stdin!.write(cmd + '\n');
+  }
+
+  async waitFor(re: RegExp, what: string, from = 0): Promise<RegExpMatchArray> {
+    let m: RegExpMatchArray | null = null;
+    await until(() => (m = this.out.slice(from).match(re)) !== null || this.exited, what);
+    if (!m) throw new Error(`dpdk-testpmd exited before ${what}:\n${this.out.slice(-3000)}`);
+    return m;
+  }
+
+  /** `show port stats N`: its RX and TX packet counts. */
+  async portStats(port: number): Promise<{ rx: number; tx: number; rxBytes: number; txBytes: number }> {
+    const from = this.out.length;
+    this.send(`show port stats ${port}`);
+    const m = await this.waitFor(/RX-packets:\s*(\d+)\s+RX-missed:\s*\d+\s+RX-bytes:\s*(\d+)[\s\S]*?TX-packets:\s*(\d+)\s+TX-errors:\s*\d+\s+TX-bytes:\s*(\d+)/, `port ${port} statistics`, from);
+    return { rx: Number(m[1]), rxBytes: Number(m[2]), tx: Number(m[3]), txBytes: Number(m[4]) };
+  }
+
+  /** `quit`, and waits for the process to end. */
+  async quit(): Promise<void> {
+    if (!this.exited) this.send('quit');
+    await until(() => this.exited, 'dpdk-testpmd to exit');
+  }
+
+  async kill(): Promise<void> {
+    this.child.kill('SIGKILL');
+    await until(() => this.exited, 'dpdk-testpmd to die');
+  }
+}
