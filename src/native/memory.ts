@@ -19,7 +19,6 @@
  * the range while it is remapped see the old pages or the new ones, never a hole.
  */
 import { ArgError } from '../errors.js';
-import type { MemoryProvider } from '../eal/heap.js';
 import { MapRefusedError, requireNative } from './native.js';
 
 /** Where a peer's fd goes: `length` bytes from `fdOffset` of `fd`, at heap byte `offset`. */
@@ -69,6 +68,15 @@ export function memfdCreate(name: string, size: number, opts: { sealSize?: boole
  */
 export function backMemory(memory: WebAssembly.Memory, fd: number): void {
   requireNative('memfd-backed heap').backMemory(sharedBuffer(memory, 'backMemory'), fd);
+  backing.set(memory, fd);
+}
+
+/** The memfd each memory was backed with, through backMemory (memfdMemoryProvider included). */
+const backing = new WeakMap<WebAssembly.Memory, number>();
+
+/** The fd `memory` was backed with (backMemory, memfdMemoryProvider), or undefined when it is not backed. */
+export function backingFd(memory: WebAssembly.Memory): number | undefined {
+  return backing.get(memory);
 }
 
 /**
@@ -103,12 +111,19 @@ export function unmapWindow(memory: WebAssembly.Memory, w: Pick<Window, 'offset'
   requireNative('mmap window').unmapWindow(sharedBuffer(memory, 'unmapWindow'), w.offset, w.length);
 }
 
+/** What memfdMemoryProvider gives: eal/heap.ts's MemoryProvider (spelled out here: native/ does not import eal/), and the fd. */
+export interface MemfdMemory {
+  readonly memory: WebAssembly.Memory;
+  readonly buffer: SharedArrayBuffer;
+  readonly fd: number;
+}
+
 /**
  * The heap's memory backed by a fresh memfd (sealed size) named `name`: pass
  * it as Heap.create's `provider`, and `fd` to peers. Never grows.
  * @throws NativeUnavailableError without the shim; ArgError for a bad size.
  */
-export function memfdMemoryProvider(size: number, name = 'dpkit-heap'): MemoryProvider & { readonly fd: number } {
+export function memfdMemoryProvider(size: number, name = 'dpkit-heap'): MemfdMemory {
   const WASM_PAGE = 65536;
   if (!(size > 0) || size > 65536 * WASM_PAGE) throw new ArgError(`memfd heap ${name}: size ${size} must be between 1 and 4 GiB`);
   const pages = Math.ceil(size / WASM_PAGE);
