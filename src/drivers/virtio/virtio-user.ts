@@ -41,6 +41,8 @@ import { G_BAD_USED, G_KICKS, GPA_BASE, reserveGuestRing, type GuestRingLayout }
 import { IND_MAX, VirtioRxQueue, VirtioTxQueue, type VirtioRxDesc, type VirtioTxDesc } from './virtio-rxtx.js';
 
 const DEFAULT_QUEUE_SIZE = 256;
+/** Features the rings' layout and descriptors depend on: every backend of a port must agree on these. */
+const LAYOUT_FEATURES = bit(Feature.NET_F_MRG_RXBUF) | bit(Feature.RING_F_INDIRECT_DESC) | bit(Feature.RING_F_EVENT_IDX) | bit(Feature.F_IN_ORDER);
 /** A client frontend retries its connect this often after the backend went away (DPDK's vhost reconnect: 1 s). */
 const RECONNECT_MS = 1000;
 
@@ -175,9 +177,11 @@ class VirtioUserDriver implements EthDriver {
     const name = this.ctx.name;
     const offered = ch.request({ req: Req.GET_FEATURES }) as Features;
     if (!has(offered, Feature.F_VERSION_1)) throw new VhostError(name, 'the backend does not offer VIRTIO_F_VERSION_1');
-    if (!this.negotiated && !this.server) this.features = offered & this.wanted;
-    const missing = this.features & ~offered;
+    // The first backend (of a client) decides the layout; later ones (and a server's every one) must offer it.
+    const layout = this.negotiated || this.server ? this.features & LAYOUT_FEATURES : offered & this.wanted & LAYOUT_FEATURES;
+    const missing = layout & ~offered;
     if (missing !== 0n) throw new VhostError(name, `the backend does not offer ${featureNames(missing)}, which the rings were set up for`);
+    this.features = (offered & this.wanted & ~LAYOUT_FEATURES) | layout;
     if (has(this.features, Feature.F_PROTOCOL_FEATURES)) {
       const pf = ch.request({ req: Req.GET_PROTOCOL_FEATURES }) as Features;
       ch.request({ req: Req.SET_PROTOCOL_FEATURES, features: pf & (bit(PROTOCOL_F_MQ) | bit(PROTOCOL_F_REPLY_ACK)) });
