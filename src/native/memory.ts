@@ -68,6 +68,15 @@ export function memfdCreate(name: string, size: number, opts: { sealSize?: boole
  */
 export function backMemory(memory: WebAssembly.Memory, fd: number): void {
   requireNative('memfd-backed heap').backMemory(sharedBuffer(memory, 'backMemory'), fd);
+  backing.set(memory, fd);
+}
+
+/** The memfd each memory was backed with, through backMemory (memfdMemoryProvider included). */
+const backing = new WeakMap<WebAssembly.Memory, number>();
+
+/** The fd `memory` was backed with (backMemory, memfdMemoryProvider), or undefined when it is not backed. */
+export function backingFd(memory: WebAssembly.Memory): number | undefined {
+  return backing.get(memory);
 }
 
 /**

@@ -14,14 +14,14 @@ import type { Heap } from '../eal/heap.js';
 import { GuestMemory, MAX_REGIONS } from '../virtio/guest-memory.js';
 import { VRING_MAX_SIZE, Vring, isVringSize } from '../virtio/vring.js';
 import { Feature, SUPPORTED_FEATURES, VRING_USED_F_NO_NOTIFY, bit, featureNames, has, type Features } from '../virtio/virtio-net.js';
+import { PROTOCOL_F_MQ, PROTOCOL_F_REPLY_ACK } from './wire.js';
 import { NO_NOTIFIER, Req, reqName, type Backend, type MemRegion, type VhostUserMsg, type VhostUserReply } from './protocol.js';
 import { VHOST_QUEUE_SIZE } from './vhost-queue-layout.js';
 import type { VhostQueueDesc } from './vhost-queue.js';
 import * as S from './vring-state.js';
 
-/** vhost-user protocol features dpkit's backend speaks: MQ (multiple queue pairs). */
-export const PROTOCOL_F_MQ = 0;
-export const SUPPORTED_PROTOCOL_FEATURES: Features = bit(PROTOCOL_F_MQ);
+/** vhost-user protocol features dpkit's backend speaks: MQ (multiple queue pairs), REPLY_ACK (the socket transport answers). */
+export const SUPPORTED_PROTOCOL_FEATURES: Features = bit(PROTOCOL_F_MQ) | bit(PROTOCOL_F_REPLY_ACK);
 
 interface VringConf {
   num: number;
@@ -56,6 +56,7 @@ export class VhostDev implements Backend {
   private readonly vrings: VringConf[];
   private readonly offered: Features;
   private features: Features = 0n;
+  private protocolFeatures: Features = 0n;
   private featuresSet = false;
   private regions: MemRegion[] = [];
   private owner = false;
@@ -82,6 +83,16 @@ export class VhostDev implements Backend {
   queueDesc(index: number, port: number): VhostQueueDesc {
     const state = this.states + index * S.STATE_SLOTS;
     return { memTable: this.mem.at, state, q: this.blocks + index * VHOST_QUEUE_SIZE, port, nombuf: state + S.S_NOMBUF };
+  }
+
+  /** The negotiated vhost-user protocol features (after SET_PROTOCOL_FEATURES). */
+  get negotiatedProtocol(): Features {
+    return this.protocolFeatures;
+  }
+
+  /** Vrings the device has: two per queue pair. */
+  get vringCount(): number {
+    return this.vrings.length;
   }
 
   /** The negotiated features (after SET_FEATURES). */
@@ -130,6 +141,7 @@ export class VhostDev implements Backend {
       case Req.SET_PROTOCOL_FEATURES: {
         const extra = msg.features & ~SUPPORTED_PROTOCOL_FEATURES;
         if (extra !== 0n) throw this.error(msg.req, `protocol features not offered: 0x${extra.toString(16)}`);
+        this.protocolFeatures = msg.features;
         return undefined;
       }
       case Req.GET_QUEUE_NUM:
@@ -216,6 +228,7 @@ export class VhostDev implements Backend {
     this.unpublishAll();
     this.vrings.forEach((_, i) => (this.vrings[i] = VhostDev.freshVring()));
     this.features = 0n;
+    this.protocolFeatures = 0n;
     this.featuresSet = false;
     this.owner = false;
     this.regions = [];

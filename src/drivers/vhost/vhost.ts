@@ -1,9 +1,15 @@
 /**
  * net_vhost: the host side of a virtio-net link (DPDK's rte_eth_vhost).
- * `--vdev net_vhost0,iface=/tmp/vh.sock,queues=1` listens for a vhost-user
- * frontend at iface (in process for now: a virtio_user port with that path);
- * rx is dequeue (what the guest sent), tx is enqueue (what the guest will
- * receive). The link is up once the guest's first queue pair is ready.
+ * `--vdev net_vhost0,iface=/tmp/vh.sock,queues=1` serves a vhost-user
+ * frontend at iface: a virtio_user port of the same process pairs in
+ * process; any other (DPDK's virtio-user, QEMU, OVS) comes over the unix
+ * socket, which the port listens on from its start (`client=1`: connects to a
+ * frontend that listens there, and reconnects). rx is dequeue (what the guest
+ * sent), tx is enqueue (what the guest will receive). The link is up once the
+ * guest's first queue pair is ready, down when it goes away.
+ *
+ * Guest memory is mapped into the heap (docs/vhost-user.md): `guest_mem=MB`
+ * (dpkit's, default 1280) is the room testpmd adds to its heap for it.
  *
  * As DPDK's PMD, tx frees every packet the enqueue took, and counts what the
  * guest had no room for as missed (the caller keeps those). dpkit adds
@@ -18,7 +24,8 @@ import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS 
 import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { Mempool } from '../../mem/mempool.js';
-import { listen, unlisten } from '../../vhost/in-process.js';
+import { listen, pathClaimed, unlisten } from '../../vhost/in-process.js';
+import { BackendSocket } from '../../vhost/socket-backend.js';
 import { VhostDev } from '../../vhost/vhost-dev.js';
 import { VhostQueue, type VhostQueueDesc } from '../../vhost/vhost-queue.js';
 import { S_AVAIL_READS, S_BAD_CHAINS, S_CALLS, S_DROPS } from '../../vhost/vring-state.js';
@@ -108,6 +115,8 @@ class VhostDriver implements EthDriver {
   readonly dev: VhostDev;
   private readonly iface: string;
   private readonly mac: Uint8Array;
+  private readonly client: boolean;
+  private socket: BackendSocket | null = null;
   private closed = false;
 
   constructor(private readonly ctx: DriverContext) {
@@ -116,6 +125,8 @@ class VhostDriver implements EthDriver {
     if (!iface) throw new ArgError(`${name}: iface=SOCKET is required (the vhost-user socket path)`);
     this.iface = iface;
     const queues = intArg(name, args, 'queues', 1, 1, 128);
+    this.client = boolArg(name, args, 'client');
+    intArg(name, args, 'guest_mem', DEFAULT_GUEST_MEM_MB, 0, 4095);
     let disable: Features = 0n;
     if (args.has('mrg_rxbuf') && !boolArg(name, args, 'mrg_rxbuf')) disable |= bit(Feature.NET_F_MRG_RXBUF);
     if (args.has('indirect') && !boolArg(name, args, 'indirect')) disable |= bit(Feature.RING_F_INDIRECT_DESC);
@@ -150,13 +161,20 @@ class VhostDriver implements EthDriver {
     return new VhostTxQueue(this.ctx.heap, { driver: 'net_vhost', vq: this.dev.queueDesc(rxVring(q), this.ctx.portId), stats });
   }
 
-  start(): void {}
+  /** Opens the socket (once; stop leaves it open, as DPDK's), unless the frontend is in this process. */
+  start(): void {
+    if (this.socket !== null || pathClaimed(this.ctx.heap, this.iface)) return;
+    this.socket = new BackendSocket(this.ctx.heap, this.dev, this.ctx.name, { path: this.iface, client: this.client });
+  }
+
   stop(): void {}
 
   /** Stops listening; the host holds no mbufs of its own (the guest's buffers are the guest's). */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.socket?.close();
+    this.socket = null;
     unlisten(this.ctx.heap, this.iface);
   }
 
@@ -180,10 +198,18 @@ class VhostDriver implements EthDriver {
   }
 }
 
+/** Heap room for the guest's memory, in MiB: DPDK's virtio-user with `-m 1024` maps a little over 1 GiB. */
+const DEFAULT_GUEST_MEM_MB = 1280;
+
 export const netVhost: DriverSpec = {
   name: 'net_vhost',
-  keys: ['iface', 'queues', 'avail_per_packet', 'mrg_rxbuf', 'in_order', 'indirect', 'event_idx'],
+  keys: ['iface', 'queues', 'client', 'guest_mem', 'avail_per_packet', 'mrg_rxbuf', 'in_order', 'indirect', 'event_idx'],
   create: (ctx) => new VhostDriver(ctx),
+  memoryNeeded: (args) => {
+    const mb = Number(args.find(([k]) => k === 'guest_mem')?.[1] ?? DEFAULT_GUEST_MEM_MB);
+    // A bad value is refused, with its name, when the port is created.
+    return Number.isInteger(mb) && mb >= 0 && mb < 4096 ? mb * 1024 * 1024 : 0;
+  },
   openRxQueue: (heap, d) => new VhostRxQueue(heap, d as VhostRxDesc),
   openTxQueue: (heap, d) => new VhostTxQueue(heap, d as VhostTxDesc),
 };

@@ -1,11 +1,16 @@
 /**
  * virtio_user: a virtio-net device driven from user space through a
  * vhost-user backend (DPDK's net_virtio_user), the guest side of the link.
- * `--vdev virtio_user0,path=/tmp/vh.sock` connects to the net_vhost port
- * listening on that path (in process for now; the unix socket comes with the
- * interop work and only replaces the channel).
+ * `--vdev virtio_user0,path=/tmp/vh.sock` connects to the backend at that
+ * path: a net_vhost port of the same process pairs in process; any other
+ * (DPDK's net_vhost, OVS-DPDK, another dpkit) over the unix socket, with the
+ * heap backed by a memfd the backend maps (shared-heap.ts). As a client it
+ * connects when configured (and fails then if no backend listens), and
+ * reconnects every second after the backend went away; `server=1` listens at
+ * path instead and takes the backend that connects, again after a disconnect.
+ * The link is up while a backend has the rings.
  *
- * Devargs (DPDK's): path, queues, queue_size, mrg_rxbuf=0|1, in_order=0|1, mac. dpkit
+ * Devargs (DPDK's): path, server, queues, queue_size, mrg_rxbuf=0|1, in_order=0|1, mac. dpkit
  * adds: indirect=0|1 and event_idx=0|1 (offer the ring features, default 1),
  * mtu (largest frame received without MRG_RXBUF, default 1500: rx buffers
  * are chained to hold it), tx_free_mode=single|bulk64|bulkall (the i40e
@@ -17,16 +22,29 @@ import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, Rx
 import { parseTxFreeMode, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
 import type { Heap } from '../../eal/heap.js';
 import type { Mempool } from '../../mem/mempool.js';
-import { connect } from '../../vhost/in-process.js';
+import { claimPath, connect, unclaimPath } from '../../vhost/in-process.js';
+import { vhostLog } from '../../vhost/log.js';
 import { NO_NOTIFIER, Req, type Channel } from '../../vhost/protocol.js';
+import { sharedHeapFd } from '../../vhost/shared-heap.js';
+import { SocketChannel } from '../../vhost/socket-frontend.js';
+import { removeSocketFile, removeStaleSocket } from '../../vhost/socket-path.js';
+import { PROTOCOL_F_MQ, PROTOCOL_F_REPLY_ACK } from '../../vhost/wire.js';
+import { VhostError } from '../../errors.js';
+import { NativeError, requireNative } from '../../native/native.js';
+import { unixAccept, unixConnect, unixListen } from '../../native/unix.js';
+import { READABLE, closeFd, watch } from '../../native/watch.js';
 import { VRING_MAX_SIZE, isVringSize } from '../../virtio/vring.js';
-import { Feature, NET_HDR_SIZE, SUPPORTED_FEATURES, VRING_AVAIL_F_NO_INTERRUPT, bit, has, rxVring, txVring, type Features } from '../../virtio/virtio-net.js';
+import { Feature, NET_HDR_SIZE, SUPPORTED_FEATURES, VRING_AVAIL_F_NO_INTERRUPT, bit, featureNames, has, rxVring, txVring, type Features } from '../../virtio/virtio-net.js';
 import { parseMac } from '../../net/ether.js';
 import { vdevMac } from '../mac.js';
 import { G_BAD_USED, G_KICKS, GPA_BASE, reserveGuestRing, type GuestRingLayout } from './guest-ring.js';
 import { IND_MAX, VirtioRxQueue, VirtioTxQueue, type VirtioRxDesc, type VirtioTxDesc } from './virtio-rxtx.js';
 
 const DEFAULT_QUEUE_SIZE = 256;
+/** Features the rings' layout and descriptors depend on: every backend of a port must agree on these. */
+const LAYOUT_FEATURES = bit(Feature.NET_F_MRG_RXBUF) | bit(Feature.RING_F_INDIRECT_DESC) | bit(Feature.RING_F_EVENT_IDX) | bit(Feature.F_IN_ORDER);
+/** A client frontend retries its connect this often after the backend went away (DPDK's vhost reconnect: 1 s). */
+const RECONNECT_MS = 1000;
 
 function macArg(dev: string, text: string): Uint8Array {
   try {
@@ -45,11 +63,22 @@ class VirtioUserDriver implements EthDriver {
   private readonly mtu: number;
   private readonly txFreeMode: TxFreeMode;
   private readonly mac: Uint8Array;
+  private readonly server: boolean;
   private channel: Channel | null = null;
+  /** The backend is another process: the unix socket, not the in-process channel. */
+  private overSocket = false;
   private features: Features = 0n;
+  private negotiated = false;
   private rxq: VirtioRxQueue[] = [];
   private txq: VirtioTxQueue[] = [];
   private started = false;
+  /** The rings were filled (once: a restart or reconnect keeps what is posted). */
+  private filled = false;
+  /** The current backend has the rings. */
+  private ringsUp = false;
+  private listenFd = -1;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
   /** Where each vring stopped (GET_VRING_BASE), to resume there on the next start. */
   private readonly bases = new Map<number, number>();
   /** The kick counter the device may be woken through (one per port: dpkit's backend polls). */
@@ -60,6 +89,7 @@ class VirtioUserDriver implements EthDriver {
     const path = args.get('path');
     if (!path) throw new ArgError(`${name}: path=SOCKET is required (the vhost-user socket of the backend)`);
     this.path = path;
+    this.server = boolArg(name, args, 'server');
     this.queues = intArg(name, args, 'queues', 1, 1, 128);
     this.queueSize = intArg(name, args, 'queue_size', DEFAULT_QUEUE_SIZE, 1, VRING_MAX_SIZE);
     if (!isVringSize(this.queueSize)) throw new ArgError(`${name}: queue_size=${this.queueSize}: must be a power of two`);
@@ -74,6 +104,7 @@ class VirtioUserDriver implements EthDriver {
     const mac = args.get('mac');
     this.mac = mac === undefined ? vdevMac(name) : macArg(name, mac);
     this.kick = ctx.heap.reserve(64, 64, 'virtio kick');
+    claimPath(ctx.heap, path);
   }
 
   info(): DevInfo {
@@ -88,22 +119,132 @@ class VirtioUserDriver implements EthDriver {
   /** Connects and negotiates features (virtio_user_dev_init): rings are laid out for what was agreed. */
   configure(nbRxq: number, nbTxq: number): void {
     if (nbRxq > this.queues || nbTxq > this.queues) throw new ArgError(`${this.ctx.name}: ${Math.max(nbRxq, nbTxq)} queues asked, the device has queues=${this.queues}`);
-    if (this.channel === null) {
+    if (this.channel === null && !this.overSocket) {
       const ch = connect(this.ctx.heap, this.path);
-      if (ch === null) throw new ArgError(`${this.ctx.name}: path=${this.path}: no vhost-user backend listens there (create --vdev net_vhost0,iface=${this.path} first)`);
-      this.channel = ch;
-      const offered = ch.request({ req: Req.GET_FEATURES }) as Features;
-      ch.request({ req: Req.SET_OWNER });
-      if (!has(offered, Feature.F_VERSION_1)) throw new ArgError(`${this.ctx.name}: the backend does not offer VIRTIO_F_VERSION_1`);
-      this.features = offered & this.wanted;
-      ch.request({ req: Req.SET_FEATURES, features: this.features });
-      if (has(this.features, Feature.F_PROTOCOL_FEATURES)) {
-        const pf = ch.request({ req: Req.GET_PROTOCOL_FEATURES }) as Features;
-        ch.request({ req: Req.SET_PROTOCOL_FEATURES, features: pf & 1n });
-      }
+      if (ch !== null) {
+        this.channel = ch;
+        this.negotiate(ch);
+      } else this.openSocket();
     }
     this.rxq = [];
     this.txq = [];
+  }
+
+  /** The backend is elsewhere: connect (client) or listen (server=1), the heap shared first. */
+  private openSocket(): void {
+    const name = this.ctx.name;
+    requireNative(name);
+    sharedHeapFd(this.ctx.heap, name);
+    this.overSocket = true;
+    if (this.server) {
+      // Rings are laid out for what dpkit wants; a backend that offers less is refused when it connects.
+      this.features = this.wanted;
+      removeStaleSocket(this.path);
+      this.listenFd = unixListen(this.path, 'stream');
+      watch(this.listenFd, () => this.onAccept(), READABLE);
+      return;
+    }
+    let fd: number;
+    try {
+      fd = unixConnect(this.path, 'stream');
+    } catch (e) {
+      if (!(e instanceof NativeError)) throw e;
+      this.overSocket = false;
+      throw new ArgError(`${name}: path=${this.path}: no vhost-user backend listens there (${e.code}); start the backend first, or use server=1`);
+    }
+    const ch = this.socketChannel(fd);
+    try {
+      this.negotiate(ch);
+    } catch (e) {
+      ch.close();
+      this.channel = null;
+      this.overSocket = false;
+      throw e;
+    }
+  }
+
+  private socketChannel(fd: number): SocketChannel {
+    const ch = new SocketChannel(this.ctx.heap, fd, this.ctx.name, this.path, (why) => this.lost(why));
+    this.channel = ch;
+    return ch;
+  }
+
+  /**
+   * Feature negotiation (and, on a reconnect, the check that the new backend
+   * offers what the rings were laid out for).
+   */
+  private negotiate(ch: Channel): void {
+    const name = this.ctx.name;
+    const offered = ch.request({ req: Req.GET_FEATURES }) as Features;
+    if (!has(offered, Feature.F_VERSION_1)) throw new VhostError(name, 'the backend does not offer VIRTIO_F_VERSION_1');
+    // The first backend (of a client) decides the layout; later ones (and a server's every one) must offer it.
+    const layout = this.negotiated || this.server ? this.features & LAYOUT_FEATURES : offered & this.wanted & LAYOUT_FEATURES;
+    const missing = layout & ~offered;
+    if (missing !== 0n) throw new VhostError(name, `the backend does not offer ${featureNames(missing)}, which the rings were set up for`);
+    this.features = (offered & this.wanted & ~LAYOUT_FEATURES) | layout;
+    if (has(this.features, Feature.F_PROTOCOL_FEATURES)) {
+      const pf = ch.request({ req: Req.GET_PROTOCOL_FEATURES }) as Features;
+      ch.request({ req: Req.SET_PROTOCOL_FEATURES, features: pf & (bit(PROTOCOL_F_MQ) | bit(PROTOCOL_F_REPLY_ACK)) });
+      if (this.queues > 1 && has(pf, PROTOCOL_F_MQ)) {
+        const n = ch.request({ req: Req.GET_QUEUE_NUM }) as number;
+        if (n < this.queues) throw new VhostError(name, `queues=${this.queues}, the backend has ${n} queue pairs`);
+      }
+    }
+    ch.request({ req: Req.SET_OWNER });
+    ch.request({ req: Req.SET_FEATURES, features: this.features });
+    this.negotiated = true;
+  }
+
+  /** server=1: a backend connected. */
+  private onAccept(): void {
+    for (;;) {
+      const fd = unixAccept(this.listenFd);
+      if (fd < 0) return;
+      if (this.channel !== null) {
+        vhostLog(`${this.ctx.name}: vhost-user ${this.path}: a second backend connected while one is attached; refused`);
+        closeFd(fd);
+        continue;
+      }
+      this.attach(fd);
+    }
+  }
+
+  /** A (re)connected backend: negotiate, and hand it the rings when the port runs. A refusal is logged, and the connection dropped. */
+  private attach(fd: number): void {
+    const ch = this.socketChannel(fd);
+    try {
+      this.negotiate(ch);
+      if (this.started) this.giveRings(ch);
+      vhostLog(`${this.ctx.name}: vhost-user ${this.path}: backend connected${this.ringsUp ? ', link up' : ''}`);
+    } catch (e) {
+      if (!(e instanceof VhostError || e instanceof NativeError)) throw e;
+      vhostLog(`${e.message}; connection closed`);
+      ch.close();
+      this.lost('');
+    }
+  }
+
+  /** The backend went away: link down, posted buffers stay posted for the next backend. */
+  private lost(why: string): void {
+    this.channel = null;
+    this.ringsUp = false;
+    this.bases.clear();
+    if (why) vhostLog(`${this.ctx.name}: vhost-user ${this.path}: ${why}; link down`);
+    if (!this.server && !this.closed) this.timer = setTimeout(() => this.reconnect(), RECONNECT_MS);
+  }
+
+  private reconnect(): void {
+    this.timer = undefined;
+    if (this.closed || this.channel !== null) return;
+    let fd: number;
+    try {
+      fd = unixConnect(this.path, 'stream');
+    } catch (e) {
+      if (!(e instanceof NativeError)) throw e;
+      this.timer = setTimeout(() => this.reconnect(), RECONNECT_MS);
+      return;
+    }
+    this.attach(fd);
   }
 
   private ring(nbDesc: number, what: string): GuestRingLayout {
@@ -171,15 +312,30 @@ class VirtioUserDriver implements EthDriver {
     return txq;
   }
 
-  /** Hands every ring to the device (the vhost-user ring setup), rx rings filled first. */
+  /** Fills the rings (first start) and hands them to the backend when one is connected. */
   start(): void {
-    const ch = this.channel;
-    if (ch === null) throw new ArgError(`${this.ctx.name}: start before configure`);
+    if (this.channel === null && !this.overSocket) throw new ArgError(`${this.ctx.name}: start before configure`);
+    this.started = true;
+    if (this.channel !== null) this.giveRings(this.channel);
+    else this.fill();
+  }
+
+  private fill(): void {
+    if (this.filled) return;
+    this.filled = true;
+    this.rxq.forEach((rxq) => rxq.init());
+    this.txq.forEach((txq) => txq.init());
+  }
+
+  /** The vhost-user ring setup: the memory table, then every ring, rx rings filled once their ring is set up. */
+  private giveRings(ch: Channel): void {
     const heap = this.ctx.heap;
     ch.request({ req: Req.SET_MEM_TABLE, regions: [{ gpa: GPA_BASE, size: heap.size, userAddr: GPA_BASE, heapOffset: 0 }] });
     const setup = (index: number, ring: GuestRingLayout): void => {
       ch.request({ req: Req.SET_VRING_NUM, index, num: ring.num });
-      ch.request({ req: Req.SET_VRING_BASE, index, num: this.bases.get(index) ?? 0 });
+      // Where the last backend stopped: GET_VRING_BASE's answer, or (it died) what it had used.
+      const base = this.bases.get(index) ?? Atomics.load(heap.u16, (ring.used + 2) >>> 1);
+      ch.request({ req: Req.SET_VRING_BASE, index, num: base });
       ch.request({ req: Req.SET_VRING_ADDR, index, desc: GPA_BASE + ring.desc, avail: GPA_BASE + ring.avail, used: GPA_BASE + ring.used });
       ch.request({ req: Req.SET_VRING_KICK, index, notifier: this.kick });
       // dpkit's lcores poll: no calls wanted (the flag for devices without EVENT_IDX).
@@ -187,7 +343,8 @@ class VirtioUserDriver implements EthDriver {
       Atomics.store(heap.u16, ring.avail >>> 1, VRING_AVAIL_F_NO_INTERRUPT);
       ch.request({ req: Req.SET_VRING_ENABLE, index, enable: true });
     };
-    const fresh = this.bases.size === 0;
+    const fresh = !this.filled;
+    this.filled = true;
     // Rings first, then the buffers: the device is listening when the rx rings fill.
     this.rxq.forEach((rxq, q) => setup(rxVring(q), rxq.d.ring));
     if (fresh) this.rxq.forEach((rxq) => rxq.init());
@@ -195,28 +352,44 @@ class VirtioUserDriver implements EthDriver {
       if (fresh) txq.init();
       setup(txVring(q), txq.d.ring);
     });
-    this.started = true;
+    this.ringsUp = true;
   }
 
   /** Stops the device's use of every ring (GET_VRING_BASE); posted buffers stay posted for a restart. */
   stop(): void {
-    if (!this.started || this.channel === null) return;
-    const ch = this.channel;
-    this.rxq.forEach((_, q) => this.bases.set(rxVring(q), ch.request({ req: Req.GET_VRING_BASE, index: rxVring(q) }) as number));
-    this.txq.forEach((_, q) => this.bases.set(txVring(q), ch.request({ req: Req.GET_VRING_BASE, index: txVring(q) }) as number));
+    if (!this.started) return;
     this.started = false;
+    const ch = this.channel;
+    if (ch === null || !this.ringsUp) return;
+    this.ringsUp = false;
+    try {
+      this.rxq.forEach((_, q) => this.bases.set(rxVring(q), ch.request({ req: Req.GET_VRING_BASE, index: rxVring(q) }) as number));
+      this.txq.forEach((_, q) => this.bases.set(txVring(q), ch.request({ req: Req.GET_VRING_BASE, index: txVring(q) }) as number));
+    } catch (e) {
+      // A backend that breaks while stopping is gone (the channel closed itself): the rings stay ours.
+      if (!(e instanceof VhostError)) throw e;
+      vhostLog(`${e.message}; link down`);
+    }
   }
 
   close(): void {
     this.stop();
+    this.closed = true;
+    clearTimeout(this.timer);
     for (const q of this.rxq) q?.releaseAll();
     for (const q of this.txq) q?.releaseAll();
     this.channel?.close();
     this.channel = null;
+    if (this.listenFd >= 0) {
+      closeFd(this.listenFd);
+      this.listenFd = -1;
+      removeSocketFile(this.path);
+    }
+    unclaimPath(this.ctx.heap, this.path);
   }
 
   linkUp(): boolean {
-    return this.started && this.channel !== null;
+    return this.started && this.ringsUp && this.channel !== null;
   }
 
   linkSpeed(): number {
@@ -238,7 +411,7 @@ class VirtioUserDriver implements EthDriver {
 
 export const virtioUser: DriverSpec = {
   name: 'virtio_user',
-  keys: ['path', 'queues', 'queue_size', 'mrg_rxbuf', 'in_order', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode'],
+  keys: ['path', 'server', 'queues', 'queue_size', 'mrg_rxbuf', 'in_order', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode'],
   create: (ctx) => new VirtioUserDriver(ctx),
   openRxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioRxQueue(heap, d as VirtioRxDesc),
   openTxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioTxQueue(heap, d as VirtioTxDesc),
