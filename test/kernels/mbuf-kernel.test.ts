@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { AF_PACKET_LAYOUT_ID } from '../../src/drivers/af_packet/af-packet-layout.js';
 import { Heap } from '../../src/eal/heap.js';
 import { HEAP_LAYOUT_ID } from '../../src/eal/heap-layout.js';
 import { NULL_LAYOUT_ID } from '../../src/drivers/null/null-layout.js';
@@ -38,6 +39,7 @@ describe('mbuf kernel', () => {
       layoutVirtioNet: VIRTIO_NET_LAYOUT_ID,
       layoutVring: VRING_LAYOUT_ID,
       layoutVringState: VRING_STATE_LAYOUT_ID,
+      layoutAfPacket: AF_PACKET_LAYOUT_ID,
     });
   });
 
