@@ -5,6 +5,7 @@
 #include "affinity.h"
 #include "eventfd.h"
 #include "memory.h"
+#include "netif.h"
 #include "unix.h"
 #include "watch.h"
 
@@ -14,6 +15,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   dpkit::InitUnix(env, exports);
   dpkit::InitEventfd(env, exports);
   dpkit::InitWatch(env, exports);
+  dpkit::InitPacket(env, exports);
   return exports;
 }
 

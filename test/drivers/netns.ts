@@ -1,0 +1,167 @@
+/**
+ * Network namespaces for the Linux interface drivers' tests: two namespaces
+ * A and B, each with one end of a veth pair whose other end stays in this
+ * process's namespace for dpkit to attach to, and the real tools (ping,
+ * python3's http.server and urllib) run inside them with `ip netns exec`.
+ * Everything made is removed by `remove()`, which a test calls in `finally`.
+ */
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+
+/** Why these tests cannot run here, or undefined when they can (root, ip, ping, python3). */
+export function netnsUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root (network namespaces, veth pairs)';
+  for (const tool of ['ip', 'ping', 'python3']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `needs ${tool}`;
+  }
+  return undefined;
+}
+
+/** `ip ...`, throwing with its stderr when it fails. */
+export function ip(...args: string[]): string {
+  const r = spawnSync('ip', args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`ip ${args.join(' ')}: ${r.stderr.trim()}`);
+  return r.stdout;
+}
+
+export interface Side {
+  /** The namespace's name. */
+  readonly ns: string;
+  /** The veth end inside the namespace. */
+  readonly inner: string;
+  /** Its peer in this process's namespace: what dpkit attaches to (`outer` = '' when the side has none). */
+  readonly outer: string;
+  readonly addr: string;
+}
+
+/** A tag for names made in this run: interface names have at most 15 bytes. */
+export function runTag(): string {
+  return `d${(process.pid % 46656).toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
+}
+
+export class Netns {
+  readonly a: Side;
+  readonly b: Side;
+  private readonly children: ChildProcess[] = [];
+  private dir: string | undefined;
+
+  /** Namespaces `${tag}A` and `${tag}B` on 10.99.<subnet>.0/24, with veths when `veths` (else the caller links them). */
+  constructor(
+    readonly tag: string,
+    subnet: number,
+    veths = true,
+  ) {
+    this.a = { ns: `${tag}A`, inner: `${tag}a0`, outer: veths ? `${tag}a1` : '', addr: `10.99.${subnet}.1` };
+    this.b = { ns: `${tag}B`, inner: `${tag}b0`, outer: veths ? `${tag}b1` : '', addr: `10.99.${subnet}.2` };
+    try {
+      for (const s of [this.a, this.b]) {
+        ip('netns', 'add', s.ns);
+        ip('-n', s.ns, 'link', 'set', 'lo', 'up');
+        if (!veths) continue;
+        ip('link', 'add', s.outer, 'type', 'veth', 'peer', 'name', s.inner);
+        ip('link', 'set', s.inner, 'netns', s.ns);
+        ip('-n', s.ns, 'addr', 'add', `${s.addr}/24`, 'dev', s.inner);
+        // No TCP segmentation offload towards dpkit: a packet socket would get 64 KiB super-frames
+        // that no frame holds (docs/interfaces.md; `ethtool -K tso off gso off` does the same).
+        ip('-n', s.ns, 'link', 'set', s.inner, 'gso_max_segs', '1', 'up');
+        // The outer end carries only what dpkit sends: no addresses, no IPv6 chatter of its own.
+        spawnSync('sysctl', ['-qw', `net.ipv6.conf.${s.outer}.disable_ipv6=1`]);
+        ip('link', 'set', s.outer, 'up');
+      }
+    } catch (e) {
+      this.remove();
+      throw e;
+    }
+  }
+
+  /** Sets the MTU of both ends of both veths. */
+  mtu(bytes: number): void {
+    for (const s of [this.a, this.b]) {
+      ip('-n', s.ns, 'link', 'set', s.inner, 'mtu', String(bytes));
+      if (s.outer) ip('link', 'set', s.outer, 'mtu', String(bytes));
+    }
+  }
+
+  /** Runs `cmd` in `side`'s namespace. @returns its stdout; throws with its output when it fails or outlives `ms`. */
+  async run(side: Side, cmd: string[], ms = 60_000): Promise<string> {
+    try {
+      const { stdout } = await exec('ip', ['netns', 'exec', side.ns, ...cmd], { timeout: ms, maxBuffer: 64 << 20 });
+      return stdout;
+    } catch (e) {
+      const x = e as Error & { stdout?: string; stderr?: string; code?: number | string; signal?: string };
+      throw new Error(`${side.ns}: ${cmd.join(' ')}: exit ${x.code ?? '?'}${x.signal ? ` (${x.signal})` : ''}\n${x.stdout ?? ''}${x.stderr ?? ''}`);
+    }
+  }
+
+  /** `ping -c count` from a to b's address; resolves with ping's output when every echo was answered. */
+  ping(from: Side, to: Side, count = 3, extra: string[] = []): Promise<string> {
+    return this.run(from, ['ping', '-c', String(count), '-i', '0.2', '-W', '5', ...extra, to.addr]);
+  }
+
+  /**
+   * Serves `bytes` random bytes over HTTP from `server` (python3 -m http.server)
+   * and fetches them from `client` over `connections` connections, one after
+   * the other. @returns whether every fetch brought the same bytes.
+   */
+  async httpTransfer(client: Side, server: Side, bytes: number, connections = 1): Promise<boolean> {
+    this.dir ??= mkdtempSync(join(tmpdir(), 'dpkit-netns-'));
+    const body = randomBytes(bytes);
+    writeFileSync(join(this.dir, 'blob'), body);
+    const port = 8000 + (process.pid % 1000);
+    const httpd = spawn('ip', ['netns', 'exec', server.ns, 'python3', '-m', 'http.server', '--bind', server.addr, '--directory', this.dir, String(port)], { stdio: 'ignore' });
+    this.children.push(httpd);
+    // Retries while the server starts; each fetch is a new connection (a new source port: a new flow).
+    const script = `
+import hashlib, sys, time, urllib.request
+url = 'http://${server.addr}:${port}/blob'
+for i in range(${connections}):
+    for attempt in range(600):
+        try:
+            data = urllib.request.urlopen(url, timeout=30).read()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        sys.exit('no answer from ' + url)
+    print(hashlib.sha256(data).hexdigest(), len(data))
+`;
+    try {
+      const out = await this.run(client, ['python3', '-c', script], 180_000);
+      const want = `${createHash('sha256').update(body).digest('hex')} ${bytes}`;
+      const lines = out.trim().split('\n');
+      return lines.length === connections && lines.every((l) => l === want);
+    } finally {
+      httpd.kill();
+    }
+  }
+
+  /** Kills what it started, deletes the namespaces (their veth ends go with them) and the veths left here. */
+  remove(): void {
+    for (const c of this.children) c.kill('SIGKILL');
+    for (const s of [this.a, this.b]) {
+      spawnSync('ip', ['netns', 'del', s.ns]);
+      if (s.outer) spawnSync('ip', ['link', 'del', s.outer], { stdio: 'ignore' });
+    }
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Open fds of this process now. */
+export function fdCount(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+/** Resolves once `cond()` holds; rejects with `what` after `ms` (a hang guard, not a timing assertion). */
+export async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > end) throw new Error(`still waiting after ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
