@@ -1,5 +1,5 @@
 /**
- * eventfd (DESIGN §8): vhost-user's kick and call, memif's interrupts. Node
+ * eventfd: vhost-user's kick and call, memif's interrupts. Node
  * has no eventfd, and reading one through fs would block a libuv pool thread.
  * The fd is non-blocking and close-on-exec; wait for it with watch() (watch.ts).
  * It is a plain number: the caller closes it (closeFd), or passes it to a peer

@@ -1,5 +1,5 @@
 /**
- * Shared memory a peer process maps (DESIGN §8), for vhost-user and memif:
+ * Shared memory a peer process maps, for vhost-user and memif:
  * a memfd, the heap's WebAssembly memory backed by a memfd (so a peer maps
  * dpkit's mbufs), and a peer's fd mapped into a window of that same memory (so
  * wasm kernels read and write the peer's buffers in place). Node can neither

@@ -1,5 +1,5 @@
 /**
- * Linux interfaces for net_af_packet (DESIGN §8): an interface's facts
+ * Linux interfaces for net_af_packet: an interface's facts
  * (index, flags, MTU, MAC) and an AF_PACKET socket with TPACKET_V2 rx and tx
  * rings. Node has no raw sockets and no ioctl. The rings are mapped into the
  * heap with mapWindow (memory.ts), which takes the packet socket's fd as any

@@ -1,5 +1,5 @@
 /**
- * AF_UNIX sockets that carry fds (DESIGN §8): SOCK_STREAM for vhost-user and
+ * AF_UNIX sockets that carry fds: SOCK_STREAM for vhost-user and
  * memif control channels, SOCK_SEQPACKET for DPDK telemetry v2. Node's net
  * module cannot pass fds (SCM_RIGHTS) nor open SOCK_SEQPACKET sockets.
  *

@@ -1,5 +1,5 @@
 /**
- * fd readiness on the calling thread's event loop (DESIGN §8). Node watches
+ * fd readiness on the calling thread's event loop. Node watches
  * only the fds it opened itself; a control socket or eventfd from the shim
  * gets a libuv poll handle (uv_poll_t) here, so it is serviced when ready,
  * with no polling timer. Works on the main thread and in workers: each thread

@@ -6,7 +6,8 @@
  * `burst` a burst. tp_status goes through Atomics (load before the frame's
  * bytes, store after), as the kernels' atomic.load / atomic.store.
  */
-import type { Burst, Heap } from '../../eal/heap.js';
+import type { Heap } from '../../eal/heap.js';
+import { queueOps, QueueTwin } from '../../ethdev/queue-ops.js';
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats-layout.js';
 import type { Mbufs } from '../../mem/mbuf.js';
 import { rawCksum } from '../../net/checksum.js';
@@ -51,32 +52,20 @@ export interface AfPacketOps {
  * calls do its checks.
  */
 export function afPacketOps(heap: Heap, mb: Mbufs, mp: Mempool | null): AfPacketOps {
-  const k = heap.kernels;
-  if (k === null || (mp !== null && mp.debug)) return new AfPacketTwin(heap, mb, mp);
-  return { rx: k.fn('afPacketRx'), tx: k.fn('afPacketTx') };
+  return queueOps(heap, mp, 'afPacketRx', 'afPacketTx', () => new AfPacketTwin(heap, mb, mp));
 }
 
 /** The twins: what the kernels do, readable, and their oracle in the tests. */
-class AfPacketTwin implements AfPacketOps {
-  private readonly u8: Uint8Array;
-  private readonly u16: Uint16Array;
-  private readonly u32: Uint32Array;
+class AfPacketTwin extends QueueTwin implements AfPacketOps {
   private readonly i32: Int32Array;
-  private readonly f64: Float64Array;
-  /** The whole heap as one burst: the burst at byte `b` is its words from `b >>> 2`. */
-  private readonly words: Burst;
 
   constructor(
     heap: Heap,
     private readonly mb: Mbufs,
     private readonly mp: Mempool | null,
   ) {
-    this.u8 = heap.u8;
-    this.u16 = heap.u16;
-    this.u32 = heap.u32;
+    super(heap);
     this.i32 = heap.i32;
-    this.f64 = heap.f64;
-    this.words = heap.burstAt(0, heap.u32.length);
   }
 
   rx(q: number, lc: number, burst: number, n: number): number {

@@ -4,7 +4,8 @@
  * opened (`nullOps`). Arguments are heap byte offsets: `q` the queue's block
  * (null.record.ts), `lc` the calling thread's lcore block, `burst` a burst.
  */
-import type { Burst, Heap } from '../../eal/heap.js';
+import type { Heap } from '../../eal/heap.js';
+import { queueOps, QueueTwin } from '../../ethdev/queue-ops.js';
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats-layout.js';
 import type { Mbufs } from '../../mem/mbuf.js';
 import { H_DATA_LEN, H_PORT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
@@ -24,30 +25,18 @@ export interface NullOps {
  * calls do its checks.
  */
 export function nullOps(heap: Heap, mb: Mbufs, mp: Mempool | null): NullOps {
-  const k = heap.kernels;
-  if (k === null || (mp !== null && mp.debug)) return new NullTwin(heap, mb, mp);
-  return { rx: k.fn('nullRx'), tx: k.fn('nullTx') };
+  return queueOps(heap, mp, 'nullRx', 'nullTx', () => new NullTwin(heap, mb, mp));
 }
 
 /** The twins: what the kernels do, readable, and their oracle in the tests. */
-class NullTwin implements NullOps {
-  private readonly u8: Uint8Array;
-  private readonly u16: Uint16Array;
-  private readonly u32: Uint32Array;
-  private readonly f64: Float64Array;
-  /** The whole heap as one burst: the burst at byte `b` is its words from `b >>> 2`. */
-  private readonly words: Burst;
+class NullTwin extends QueueTwin implements NullOps {
 
   constructor(
     heap: Heap,
     private readonly mb: Mbufs,
     private readonly mp: Mempool | null,
   ) {
-    this.u8 = heap.u8;
-    this.u16 = heap.u16;
-    this.u32 = heap.u32;
-    this.f64 = heap.f64;
-    this.words = heap.burstAt(0, heap.u32.length);
+    super(heap);
   }
 
   rx(q: number, lc: number, burst: number, n: number): number {
