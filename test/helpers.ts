@@ -29,9 +29,7 @@ export function burstOf(heap: Heap, values: ArrayLike<number>): Burst {
  */
 export function assertSameHeaps(w: Heap, t: Heap): void {
   assert.ok(w.kernels && !t.kernels);
-  const skip = [w.lcore + LCORE_PENDING, w.lcore + LCORE_SIZE];
-  let first = -1;
-  for (let i = 0; i < w.u8.length && first < 0; i++) if (w.u8[i] !== t.u8[i] && (i < skip[0]! || i >= skip[1]!)) first = i;
+  const first = firstHeapDifference(w, t);
   assert.equal(first, -1, `heaps differ first at byte ${first}`);
 }
 

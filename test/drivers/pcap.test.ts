@@ -11,7 +11,7 @@ import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { loadNs } from '../../src/pcap/time.js';
-import { assertFull, firstHeapDifference, portUp, setup } from '../helpers.js';
+import { assertFull, assertSameHeaps, portUp, setup } from '../helpers.js';
 import { packets, readCapture, writeCapture } from '../pcap/captures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-net-pcap-'));
@@ -129,8 +129,7 @@ describe('net_pcap', () => {
     }
     assert.deepEqual(w.ethdev.stats(w.p), t.ethdev.stats(t.p));
     assert.equal(w.ethdev.stats(w.p).ipackets, seen);
-    const first = firstHeapDifference(w.heap, t.heap);
-    assert.equal(first, -1, `heaps differ first at byte ${first}`);
+    assertSameHeaps(w.heap, t.heap);
     for (const s of [w, t]) {
       s.ethdev.close(s.p);
       s.mp.flushCache();
