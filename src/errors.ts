@@ -50,6 +50,20 @@ export class VhostError extends DpkitError {
   }
 }
 
+/**
+ * One benchmark run that did not measure: a testpmd (dpkit's or DPDK's) that
+ * failed to start, exited early or printed no throughput. Costs its cell one
+ * run, never the whole matrix; `log` keeps what the process printed.
+ */
+export class BenchRunError extends DpkitError {
+  constructor(
+    message: string,
+    readonly log?: string,
+  ) {
+    super('EBENCH', log ? `${message} (log: ${log})` : message);
+  }
+}
+
 /** Formats a handle as DPDK users read pointers: hex, fixed width. */
 export function fmtHandle(h: number): string {
   return '0x' + (h >>> 0).toString(16).padStart(7, '0');

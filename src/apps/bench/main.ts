@@ -123,7 +123,10 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
   if (config.pairs < MIN_PAIRS) report.warnings.push(`${config.pairs} pairs per arm: a smoke check, not a result (${MIN_PAIRS} or more)`);
   writeOutputs(report, v);
-  return 0;
+  // A run that failed twice is in the report with its reason; the exit status tells scripts.
+  const failed = report.cells.reduce((n, c) => n + c.arms.reduce((k, a) => k + (a.failures?.length ?? 0), 0), 0);
+  if (failed > 0) process.stderr.write(`dpkit: bench ${config.name}: ${failed} runs failed twice and were left out (see the warnings)\n`);
+  return failed > 0 ? 1 : 0;
 }
 
 function writeOutputs(report: BenchReport, v: { json?: string; html?: string; docs?: string }): void {

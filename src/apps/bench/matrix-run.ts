@@ -10,6 +10,7 @@ import { PcapWriter } from '../../pcap/writer.js';
 import { comparisons, expandCells, testpmdArgs, validateConfig, type Cell, type MatrixConfig, type Variant } from './matrix.js';
 import { cpuSnapshot, machineFacts, otherLoad } from './machine.js';
 import { cellWarnings, compareArms, lcoreScaling, REPORT_SCHEMA, summarizeArm, type ArmResult, type BenchReport } from './report.js';
+import { BenchRunError } from '../../errors.js';
 import { schedule } from './schedule.js';
 import { dpdkTestpmd, runTestpmd } from './testpmd-run.js';
 
@@ -42,7 +43,7 @@ export async function runMatrix(config: MatrixConfig, opts: MatrixRunOptions = {
   if (variants.length === 0) throw new Error(`bench ${config.name}: no arm can run here`);
   const cells = expandCells(config);
   const started = new Date();
-  const arms: Omit<ArmResult, 'median' | 'min' | 'max'>[][] = cells.map(() => variants.map((v) => ({ name: v.name, system: v.system ?? 'dpkit', samples: [], load: [], pairs: [] })));
+  const arms: (Omit<ArmResult, 'median' | 'min' | 'max'> & { failures: string[] })[][] = cells.map(() => variants.map((v) => ({ name: v.name, system: v.system ?? 'dpkit', samples: [], load: [], pairs: [], failures: [] })));
 
   const runs = schedule(cells.length, variants.length, config.pairs, config.seed ?? 1);
   const t0 = performance.now();
@@ -53,10 +54,15 @@ export async function runMatrix(config: MatrixConfig, opts: MatrixRunOptions = {
     const elapsed = (performance.now() - t0) / 1000;
     const eta = i === 0 ? '' : ` · ETA ${clock((elapsed / i) * (runs.length - i))}`;
     opts.progress?.(`[${i + 1}/${runs.length}] ${cell.id} · ${variant.name} · pair ${run.pair + 1}/${config.pairs}${eta}`);
-    const before = cpuSnapshot();
-    const mpps = await measure(cell, variant, config);
-    const load = otherLoad(before, cpuSnapshot());
     const arm = arms[run.cell]![run.arm]!;
+    const before = cpuSnapshot();
+    const mpps = await measureOrRetry(() => measure(cell, variant, config));
+    const load = otherLoad(before, cpuSnapshot());
+    if (typeof mpps === 'string') {
+      arm.failures.push(mpps);
+      warnings.push(`${cell.id}, ${variant.name}, pair ${run.pair + 1}: failed twice, left out: ${mpps}`);
+      continue;
+    }
     arm.samples.push(mpps);
     arm.load.push(load);
     arm.pairs.push(run.pair);
@@ -87,6 +93,22 @@ export async function runMatrix(config: MatrixConfig, opts: MatrixRunOptions = {
     scaling: lcoreScaling(results),
     warnings,
   };
+}
+
+/**
+ * One run, tried again once when the process it measures fails (a slow start on
+ * a busy machine): the rate, or the second failure's reason. Anything other
+ * than a BenchRunError is a bug and propagates.
+ */
+async function measureOrRetry(run: () => Promise<number>): Promise<number | string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (e) {
+      if (!(e instanceof BenchRunError)) throw e;
+      if (attempt === 2) return e.message;
+    }
+  }
 }
 
 let captureDir: string | undefined;

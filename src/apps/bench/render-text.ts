@@ -30,7 +30,7 @@ export function renderText(r: BenchReport): string {
   for (const c of r.cells) {
     const head = `TEST ${c.engine.toUpperCase()} ${c.size}B ${c.lcores}Q ${c.lcores}C${c.burst === 32 ? '' : ` burst ${c.burst}`}${c.txThresh ? ` RS/FREE ${c.txThresh[0]}/${c.txThresh[1]}` : ''}`;
     out.push(`${head}: <arm : Mpps median [min..max]>`);
-    for (const a of c.arms) out.push(` - ${a.name} : ${mpps(a.median)} [${mpps(a.min)}..${mpps(a.max)}]`);
+    for (const a of c.arms) out.push(` - ${a.name} : ${mpps(a.median)} [${mpps(a.min)}..${mpps(a.max)}]${a.failures?.length ? ` (${a.failures.length} failed runs left out)` : ''}`);
     if (c.comparisons.length) {
       out.push(`${head}: <B vs A : Before : After>`);
       const med = new Map(c.arms.map((a) => [a.name, a.median]));

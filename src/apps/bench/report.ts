@@ -22,6 +22,8 @@ export interface ArmResult {
   load: number[];
   /** Pair index of each run. */
   pairs: number[];
+  /** Runs that failed twice and measured nothing: each one's reason (older reports lack it). */
+  failures?: string[];
   median: number;
   min: number;
   max: number;

@@ -5,9 +5,11 @@
  * the same way: the forwarding rate the ports report, second by second.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BenchRunError } from '../../errors.js';
 import { packageRoot } from '../../package.js';
 import { summarize } from './stats.js';
 
@@ -70,7 +72,21 @@ function dpkitEntry(): string[] {
   return [fileURLToPath(new URL('bin/dpkit.js', packageRoot()))];
 }
 
-/** Runs one testpmd and returns its median rate in Mpps over the measured seconds. */
+let logs = 0;
+
+/** Keeps a failed run's command and output where its error can point, for the person reading the report. */
+function keepLog(system: System, cmd: string, args: string[], out: string, err: string): string {
+  const dir = join(tmpdir(), 'dpkit-bench-logs');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${system}-${process.pid}-${++logs}.log`);
+  writeFileSync(file, `$ ${[cmd, ...args].join(' ')}\n--- stdout\n${out}\n--- stderr\n${err}\n`);
+  return file;
+}
+
+/**
+ * Runs one testpmd and returns its median rate in Mpps over the measured seconds.
+ * @throws BenchRunError when the process fails or prints no throughput, naming the log of its output.
+ */
 export async function runTestpmd(run: TestpmdRun): Promise<number> {
   const warm = Math.ceil(run.warmup ?? 1);
   let cmd: string;
@@ -87,22 +103,26 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     // DPDK needs ~2.5 s before it forwards; SIGINT makes it print its final statistics and exit.
     args = ['-s', 'INT', String(run.seconds + warm + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
   }
+  let err = '';
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
-    let err = '';
     child.stdout.on('data', (d: Buffer) => (text += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
+    child.on('error', (e) => reject(new BenchRunError(`${run.system} testpmd did not start: ${e.message}`)));
     child.on('exit', (code, signal) => {
       if (code === 0 || (run.system === 'dpdk' && (code === 124 || code === 130 || signal !== null))) resolve(text);
-      else reject(new Error(`${run.system} testpmd exited with ${code ?? signal}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
+      else {
+        const last = err.trim().split('\n').slice(-3).join(' | ');
+        reject(new BenchRunError(`${run.system} testpmd exited with ${code ?? signal}${last ? `: ${last}` : ''}`, keepLog(run.system, cmd, args, text, err)));
+      }
     });
+  }).finally(() => {
+    if (prefix) rmSync(`/var/run/dpdk/${prefix}`, { recursive: true, force: true });
   });
-  if (prefix) rmSync(`/var/run/dpdk/${prefix}`, { recursive: true, force: true });
   const samples = parseThroughput(out, run.countTx);
   const first = samples.findIndex((s) => s > 0);
   const measured = first < 0 ? [] : samples.slice(first + warm, first + warm + run.seconds);
-  if (measured.length === 0) throw new Error(`${run.system} testpmd printed no throughput (${samples.length} blocks)`);
+  if (measured.length === 0) throw new BenchRunError(`${run.system} testpmd printed no throughput (${samples.length} blocks)`, keepLog(run.system, cmd, args, out, err));
   return summarize(measured).median / 1e6;
 }

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { otherLoad, type CpuSnapshot } from '../../../src/apps/bench/machine.js';
 import type { Cell, MatrixConfig, Variant } from '../../../src/apps/bench/matrix.js';
 import { runMatrix } from '../../../src/apps/bench/matrix-run.js';
+import { runTestpmd } from '../../../src/apps/bench/testpmd-run.js';
+import { BenchRunError } from '../../../src/errors.js';
 import { cellWarnings, compareReports, readReport, REPORT_SCHEMA, summarizeArm } from '../../../src/apps/bench/report.js';
 import { renderCompare, renderText } from '../../../src/apps/bench/render-text.js';
 import { updateDocs } from '../../../src/apps/bench/render-docs.js';
@@ -88,6 +90,43 @@ describe('bench matrix runs', () => {
     assert.equal(cmp.rows.find((x) => x.arm === 'base')!.comparison.verdict, 'no significant difference');
     assert.deepEqual(cmp.onlyNew, ['io 64 B 1c burst 32 · added']);
     assert.match(renderCompare('a.json', 'b.json', cmp), /plus10 .* 1\.100 \(\+10\.0 %\) .* faster/);
+  });
+
+  it('costs a failing run one retry, then one left-out sample with its reason, never the matrix', async () => {
+    const tries = new Map<string, number>();
+    const measure = async (cell: Cell, v: Variant) => {
+      const key = `${cell.id}/${v.name}`;
+      const n = (tries.get(key) ?? 0) + 1;
+      tries.set(key, n);
+      // "flaky" fails its first run in each cell once; "broken" fails always; a bug is not a failed run.
+      if (v.name === 'flaky' && n === 1) throw new BenchRunError('dpdk testpmd printed no throughput (2 blocks)', '/tmp/x.log');
+      if (v.name === 'broken') throw new BenchRunError('dpdk testpmd exited with 1', '/tmp/y.log');
+      return 10;
+    };
+    const r = await runMatrix({ ...config, matrix: [{ sizes: [64] }], variants: [{ name: 'base' }, { name: 'flaky' }, { name: 'broken' }], pairs: 3 }, { measure, dpdk: false });
+    const [base, flaky, broken] = r.cells[0]!.arms;
+    assert.deepEqual(base!.samples, [10, 10, 10]);
+    assert.deepEqual(flaky!.samples, [10, 10, 10], 'the retry measured');
+    assert.deepEqual(flaky!.failures, []);
+    assert.deepEqual(broken!.samples, []);
+    assert.equal(broken!.failures!.length, 3);
+    assert.match(broken!.failures![0]!, /^dpdk testpmd exited with 1 \(log: \/tmp\/y\.log\)$/);
+    assert.equal(r.warnings.filter((w) => /broken, pair \d: failed twice, left out: dpdk testpmd exited with 1/.test(w)).length, 3);
+    assert.match(renderText(r), /broken/);
+    const bug = async () => {
+      throw new TypeError('a bug');
+    };
+    await assert.rejects(runMatrix({ ...config, matrix: [{ sizes: [64] }], variants: [{ name: 'base' }], pairs: 2 }, { measure: bug, dpdk: false }), TypeError);
+  });
+
+  it('reports a testpmd that exits early as a failed run with the log of what it printed', async () => {
+    const e = await runTestpmd({ system: 'dpkit', eal: ['--vdev', 'net_null0'], app: ['--forward-mode=nosuchmode'], seconds: 1, warmup: 0, countTx: false }).then(
+      () => assert.fail('expected a failed run'),
+      (x: unknown) => x,
+    );
+    assert.ok(e instanceof BenchRunError, String(e));
+    assert.match(e.message, /^dpkit testpmd exited with 2: .*nosuchmode.* \(log: .*dpkit-bench-logs\/dpkit-\d+-\d+\.log\)$/);
+    assert.match(readFileSync(e.log!, 'utf8'), /--forward-mode=nosuchmode[\s\S]*--- stderr\n.*unknown/);
   });
 
   it('refuses files that are not reports, naming the file and the problem', () => {
