@@ -15,6 +15,14 @@
  * Malformed input raises a PcapError naming the file, the offset and the
  * problem. A truncated final record is an error too, unless `skipTruncated`:
  * then it is reported through `onWarning` and reading ends there.
+ *
+ * Snapshot lengths are read as libpcap reads them, so dpkit delivers what
+ * tcpdump and DPDK's net_pcap deliver: a snaplen of 0 or above libpcap's
+ * maximum means that maximum; a pcap record longer than the file's snaplen
+ * (a header written wrong, or a tool that cut records) gives its first snaplen
+ * bytes and the rest is skipped (a pcapng packet longer than its interface's
+ * snaplen is an error, in libpcap as here). Such records are counted (`cutToSnaplen`) and, if there
+ * were any, `onCutToSnaplen` hears the count once, when the file ends.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import {
@@ -54,7 +62,8 @@ const S_LINKTYPE = 5; // pcap
 const S_NB_IFACES = 6; // pcapng
 const S_ENDED = 7; // 1 once the file is exhausted
 const S_PACKETS = 8; // records returned so far
-const S_IFACES = 9; // pcapng: per interface linktype, snaplen, units per second, offset seconds
+const S_CUT = 9; // records longer than their snaplen, delivered cut to it
+const S_IFACES = 10; // pcapng: per interface linktype, snaplen, units per second, offset seconds
 const IFACE_WORDS = 4;
 export const READER_STATE_WORDS = S_IFACES + MAX_IFACES * IFACE_WORDS;
 
@@ -71,6 +80,13 @@ export interface ReaderOptions {
   /** End at a truncated final record with a warning instead of an error. */
   skipTruncated?: boolean;
   onWarning?: (message: string) => void;
+  /** Called once when the file ends, if records longer than their snaplen were cut to it (as libpcap delivers them). */
+  onCutToSnaplen?: (count: number, message: string) => void;
+}
+
+/** libpcap's snapshot length for a header's snaplen: 0 or anything above its maximum means the maximum. */
+function snapshotLength(snaplen: number): number {
+  return snaplen === 0 || snaplen > MAX_CAPLEN ? MAX_CAPLEN : snaplen;
 }
 
 export class PcapReader {
@@ -131,12 +147,21 @@ export class PcapReader {
     return this.state[S_PACKETS]!;
   }
 
+  /** Records longer than their snaplen, returned cut to it as libpcap returns them. */
+  get cutToSnaplen(): number {
+    return this.state[S_CUT]!;
+  }
+
   /** Parses the next packet record. @returns false at the end of the file. */
   next(): boolean {
     if (this.state[S_ENDED] === 1) return false;
     const ok = this.state[S_FORMAT] === 1 ? this.nextPcap() : this.nextPcapng();
     if (ok) this.state[S_PACKETS]!++;
-    else this.state[S_ENDED] = 1;
+    else {
+      this.state[S_ENDED] = 1;
+      const cut = this.state[S_CUT]!;
+      if (cut > 0) this.opts.onCutToSnaplen?.(cut, `${this.file}: ${cut} record(s) longer than the snaplen were read cut to it, as libpcap reads them`);
+    }
     // The consumed offset, so another reader on the same state resumes here.
     this.state[S_OFFSET] = this.fileOff - (this.hi - this.lo);
     return ok;
@@ -222,7 +247,7 @@ export class PcapReader {
     this.state[S_FORMAT] = 1;
     this.state[S_LE] = this.le ? 1 : 0;
     this.state[S_UNITS] = units;
-    this.state[S_SNAPLEN] = this.u32(16);
+    this.state[S_SNAPLEN] = snapshotLength(this.u32(16));
     this.state[S_LINKTYPE] = this.u32(20) & 0xffff; // the upper bits carry FCS information
     this.lo += PCAP_HEADER;
     this.state[S_OFFSET] = this.offset;
@@ -235,14 +260,13 @@ export class PcapReader {
     const caplen = this.u32(8);
     const snaplen = this.state[S_SNAPLEN]!;
     if (caplen > MAX_CAPLEN) this.fail(`record caplen ${caplen} is larger than ${MAX_CAPLEN}: corrupt record header`);
-    if (snaplen > 0 && caplen > snaplen) this.fail(`record caplen ${caplen} is larger than the file's snaplen ${snaplen}`);
     if (!this.ensure(PCAP_RECORD_HEADER + caplen)) return this.truncated('record', PCAP_RECORD_HEADER + caplen);
     const units = this.state[S_UNITS]!;
     const frac = this.u32(4);
     this.recordOffset = this.offset;
     this.sec = this.u32(0);
     this.nsec = units === 1e9 ? frac : frac * 1000;
-    this.caplen = caplen;
+    this.caplen = this.cut(caplen, snaplen);
     this.origLen = this.u32(12);
     this.ifIndex = 0;
     this.linktype = this.state[S_LINKTYPE]!;
@@ -343,7 +367,7 @@ export class PcapReader {
     }
     const w = S_IFACES + n * IFACE_WORDS;
     this.state[w] = this.u16(8);
-    this.state[w + 1] = this.u32(12);
+    this.state[w + 1] = snapshotLength(this.u32(12));
     this.state[w + 2] = units;
     this.state[w + 3] = offsetSec;
     this.state[S_NB_IFACES] = n + 1;
@@ -362,8 +386,9 @@ export class PcapReader {
     const caplen = this.u32(20);
     if (caplen > MAX_CAPLEN) this.fail(`${what} caplen ${caplen} is larger than ${MAX_CAPLEN}`);
     if (28 + pad4(caplen) + 4 > len) this.fail(`${what} caplen ${caplen} runs past its block of ${len} bytes`);
+    // Unlike a pcap record, libpcap refuses a pcapng packet longer than its interface's snaplen.
     const snaplen = this.state[w + 1]!;
-    if (snaplen > 0 && caplen > snaplen) this.fail(`${what} caplen ${caplen} is larger than interface ${id}'s snaplen ${snaplen}`);
+    if (caplen > snaplen) this.fail(`${what} caplen ${caplen} is larger than interface ${id}'s snaplen ${snaplen}`);
     unitsToTs(this.u32(12), this.u32(16), this.state[w + 2]!, this.ts);
     this.set(id, w, caplen, this.u32(24), 28);
     return true;
@@ -372,12 +397,18 @@ export class PcapReader {
   private simplePacket(len: number): boolean {
     const w = this.iface(0, 'simple packet block');
     const origLen = this.u32(8);
-    const snaplen = this.state[w + 1]!;
-    const caplen = Math.min(origLen, snaplen > 0 ? snaplen : origLen, len - 16);
+    const caplen = Math.min(origLen, this.state[w + 1]!, len - 16);
     this.ts.sec = 0;
     this.ts.nsec = 0;
     this.set(0, w, caplen, origLen, 12);
     return true;
+  }
+
+  /** A record's length as libpcap delivers it: at most the snapshot length, the rest skipped (and counted). */
+  private cut(caplen: number, snaplen: number): number {
+    if (caplen <= snaplen) return caplen;
+    this.state[S_CUT]!++;
+    return snaplen;
   }
 
   private set(id: number, w: number, caplen: number, origLen: number, dataAt: number): void {

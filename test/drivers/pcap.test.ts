@@ -153,6 +153,19 @@ describe('net_pcap', () => {
     assert.equal(readCapture(path('qc')).length, 2);
   });
 
+  it('with rx_pcap and no tx_pcap, drops what it transmits and counts it as sent, as DPDK does', () => {
+    writeCapture(path('rx-only'), packets([64, 100, 200]));
+    const { ethdev, p, burst, mp } = pcapPort(`net_pcap0,rx_pcap=${path('rx-only')}`);
+    assert.equal(ethdev.rxBurst(p, 0, burst, 8), 3);
+    assert.equal(ethdev.txBurst(p, 0, burst, 3), 3);
+    const s = ethdev.stats(p);
+    assert.equal(s.opackets, 3);
+    assert.equal(s.obytes, 364);
+    ethdev.stop(p);
+    ethdev.close(p);
+    assertFull(mp);
+  });
+
   it('refuses bad devargs and bad files when the port is created', () => {
     const { heap } = setup({}, 16 << 20);
     const ethdev = new Ethdev(heap, drivers);

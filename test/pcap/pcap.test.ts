@@ -155,8 +155,7 @@ describe('malformed captures', () => {
     fails('short-header', good.subarray(0, 20), /truncated file header: 24 bytes needed, 20 in the file/, 0);
     fails('rec-header', good.subarray(0, 24 + 16 + 80 + 10), /truncated record header: 16 bytes needed, 10 left/, 120);
     fails('rec-body', good.subarray(0, 24 + 16 + 80 + 16 + 50), /truncated record: 106 bytes needed, 66 left/, 120);
-    const big = classic(true, false, [{ sec: 1, frac: 0, data: frame(70, 1) }], 64).build();
-    fails('snaplen', big, /record caplen 70 is larger than the file's snaplen 64/, 24);
+    fails('ng-snaplen', concat(shb(true), idb(true, { snaplen: 13 }), epb(true, 0, 0, 0, frame(64, 1))), /enhanced packet block caplen 64 is larger than interface 0's snaplen 13/);
     const huge = Uint8Array.from(good);
     new DataView(huge.buffer).setUint32(24 + 8, 300_000, true);
     fails('caplen', huge, /record caplen 300000 is larger than 262144: corrupt record header/, 24);
@@ -181,6 +180,26 @@ describe('malformed captures', () => {
     assert.deepEqual(recs[0]!.bytes, frame(80, 1));
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!, /cut: offset 120: truncated record: 106 bytes needed, 99 left in the file; skipped, reading ends here/);
+  });
+
+  it("reads a pcap record longer than the file's snaplen as libpcap does: its first snaplen bytes, counted, said once", () => {
+    const f = path('snaplen');
+    writeFileSync(f, classic(true, false, [{ sec: 1, frac: 0, data: frame(70, 1) }, { sec: 2, frac: 0, data: frame(40, 2) }, { sec: 3, frac: 0, data: frame(90, 3) }], 64).build());
+    const said: [number, string][] = [];
+    const r = new PcapReader(f, { onCutToSnaplen: (n, m) => said.push([n, m]) });
+    const got: Uint8Array[] = [];
+    while (r.next()) got.push(r.window.slice(r.dataOff, r.dataOff + r.caplen));
+    r.close();
+    assert.deepEqual(got, [frame(70, 1).subarray(0, 64), frame(40, 2), frame(90, 3).subarray(0, 64)]);
+    assert.equal(r.cutToSnaplen, 2);
+    assert.equal(said.length, 1);
+    assert.equal(said[0]![0], 2);
+    assert.match(said[0]![1], /snaplen: 2 record\(s\) longer than the snaplen were read cut to it, as libpcap reads them$/);
+    // A snaplen of 0 (and one above libpcap's maximum) means the maximum: nothing is cut.
+    for (const snaplen of [0, 0x7fffffff]) {
+      writeFileSync(f, classic(true, false, [{ sec: 1, frac: 0, data: frame(1514, 1) }], snaplen).build());
+      assert.deepEqual(readCapture(f).map((x) => x.bytes.length), [1514]);
+    }
   });
 
   it('refuses a missing file with its name', () => {

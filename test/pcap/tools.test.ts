@@ -6,7 +6,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { packets, readCapture, writeCapture } from './captures.js';
+import { Bytes, frame, packets, readCapture, writeCapture } from './captures.js';
+import { writeFileSync } from 'node:fs';
 
 const HAVE = ['tshark', 'capinfos', 'editcap', 'tcpdump', 'ip'].every((t) => ['/usr/bin/', '/usr/sbin/', '/bin/', '/sbin/'].some((d) => existsSync(d + t)));
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
@@ -111,5 +112,18 @@ describe('captures and the real tools', { skip }, () => {
     } finally {
       cleanup();
     }
+  });
+
+  it('reads records longer than the snaplen as tcpdump does: same count, same bytes', () => {
+    const f = path('cut-by-snaplen.pcap');
+    const b = new Bytes(true).u32(0xa1b2c3d4).u16(2).u16(4).u32(0).u32(0).u32(13).u32(1);
+    const sizes = [38, 13, 12, 200];
+    sizes.forEach((n, i) => b.u32(1).u32(i).u32(n).u32(n).bytes(frame(n, i)));
+    writeFileSync(f, b.build());
+    // tcpdump -xx prints each packet's captured bytes in hex, 16 to a line.
+    const dumped = run('tcpdump', ['-r', f, '-xx']).split(/\n(?=\S)/).map((p) => p.split('\n').slice(1).join(' ').replace(/0x[0-9a-f]+:/g, '').replace(/\s+/g, ''));
+    const ours = readCapture(f).map((r) => Buffer.from(r.bytes).toString('hex'));
+    assert.equal(ours.length, sizes.length);
+    assert.deepEqual(ours, dumped.filter((x) => x !== ''));
   });
 });

@@ -125,6 +125,7 @@ class PcapRxQueue implements RxQueue {
         state: heap.f64.subarray(d.state, d.state + READER_STATE_WORDS),
         skipTruncated: true,
         onWarning: (m) => cutRecord(d.dev, m, this.f64, d.stats),
+        onCutToSnaplen: (_, m) => process.stderr.write(`${d.dev}: rx_pcap=${m}\n`),
       });
     }
   }
@@ -405,7 +406,11 @@ class PcapDriver implements EthDriver {
     const heap = this.ctx.heap;
     let count = 0;
     let bytes = 0;
-    const scan = new PcapReader(file, { skipTruncated: true, onWarning: (m) => cutRecord(this.ctx.name, m, heap.f64, stats) });
+    const scan = new PcapReader(file, {
+      skipTruncated: true,
+      onWarning: (m) => cutRecord(this.ctx.name, m, heap.f64, stats),
+      onCutToSnaplen: (_, m) => process.stderr.write(`${this.ctx.name}: rx_pcap=${m}\n`),
+    });
     try {
       while (scan.next()) {
         count++;
