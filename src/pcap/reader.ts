@@ -242,8 +242,10 @@ export class PcapReader {
     else this.fail(`bad magic 0x${be.toString(16).padStart(8, '0')}: not a pcap or pcapng capture`);
     units = this.u32(0) === PCAP_MAGIC_NS ? 1e9 : 1e6;
     if (!this.ensure(PCAP_HEADER)) this.fail(`truncated file header: ${PCAP_HEADER} bytes needed, ${this.hi - this.lo} in the file`);
+    // libpcap reads versions 2.0 to 2.4 (all one layout) and refuses the rest.
     const major = this.u16(4);
-    if (major !== 2) this.fail(`pcap version ${major}.${this.u16(6)}, expected 2.4`);
+    const minor = this.u16(6);
+    if (major !== 2 || minor > 4) this.fail(`pcap version ${major}.${minor}, expected 2.4`);
     this.state[S_FORMAT] = 1;
     this.state[S_LE] = this.le ? 1 : 0;
     this.state[S_UNITS] = units;
@@ -288,8 +290,10 @@ export class PcapReader {
     const len = this.blockLength('section header block');
     if (len === 0) return false; // truncated, skipped with a warning
     if (len < 28) this.fail(`section header block length ${len} is shorter than 28`);
+    // As libpcap: 1.0, and 1.2 (which some writers put out, with the same layout).
     const major = this.u16(12);
-    if (major !== 1) this.fail(`pcapng version ${major}.${this.u16(14)}, expected 1.0`);
+    const minor = this.u16(14);
+    if (major !== 1 || (minor !== 0 && minor !== 2)) this.fail(`pcapng version ${major}.${minor}, expected 1.0`);
     this.lo += len;
     this.state[S_OFFSET] = this.offset;
     return true;
@@ -311,7 +315,11 @@ export class PcapReader {
 
   private nextPcapng(): boolean {
     for (;;) {
-      if (!this.ensure(8)) return this.hi === this.lo ? false : this.truncated('block header', 8);
+      if (!this.ensure(8)) {
+        // libpcap refuses a capture whose first section describes no interface, packets or not.
+        if (this.state[S_PACKETS] === 0 && this.state[S_NB_IFACES] === 0) this.fail('pcapng capture with no interface description block');
+        return this.hi === this.lo ? false : this.truncated('block header', 8);
+      }
       const rawType = this.dv.getUint32(this.lo, true);
       if (rawType === PCAPNG_SHB) {
         if (!this.ensure(12)) return this.truncated('section header block', 12);
@@ -350,14 +358,18 @@ export class PcapReader {
     for (let p = 16; p + 4 <= len - 4; ) {
       const code = this.u16(p);
       const olen = this.u16(p + 2);
+      // Checked before opt_endofopt ends the list: libpcap refuses an end marker whose length runs past the block too.
+      if (p + 4 + pad4(olen) > len - 4) this.fail(`interface description block option ${code} runs past the block`, this.offset + p);
       if (code === 0) break;
-      if (p + 4 + olen > len - 4) this.fail(`interface description block option ${code} runs past the block`, this.offset + p);
-      if (code === IF_TSRESOL && olen >= 1) {
+      // libpcap refuses these two options at any other length.
+      if (code === IF_TSRESOL && olen !== 1) this.fail(`interface description block if_tsresol option has length ${olen}, not 1`, this.offset + p);
+      if (code === IF_TSOFFSET && olen !== 8) this.fail(`interface description block if_tsoffset option has length ${olen}, not 8`, this.offset + p);
+      if (code === IF_TSRESOL) {
         const v = this.window[this.lo + p + 4]!;
         const exp = v & 0x7f;
         units = v & 0x80 ? 2 ** exp : 10 ** exp;
         if (units > 2 ** 37) this.fail(`if_tsresol ${v} is finer than dpkit reads (at most 2^37 units per second)`, this.offset + p);
-      } else if (code === IF_TSOFFSET && olen >= 8) {
+      } else if (code === IF_TSOFFSET) {
         const a = this.u32(p + 4);
         const b = this.u32(p + 8);
         const [low, high] = this.le ? [a, b] : [b, a];
