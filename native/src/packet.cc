@@ -80,15 +80,17 @@ Napi::Value Fail(Napi::Env env, int fd, const char* call, int err, const std::st
   return ThrowSys(env, call, err, what);
 }
 
-// packetOpen(iface, blockSize, blockCount, frameSize, qdiscBypass: boolean, fanoutGroup: number (0: none)):
+// packetOpen(iface, blockSize, blockCount, frameSize, qdiscBypass: boolean, fanoutGroup: number (0: none)
+//            [, receiveOutgoing: boolean]):
 //   { fd, ifindex, mapLength }: a TPACKET_V2 socket bound to iface with an rx and a tx
 //   ring of blockCount blocks each, mapped (by the caller) as one range, rx first.
 Napi::Value PacketOpen(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   uint64_t blockSize, blockCount, frameSize, fanout;
-  if (info.Length() != 6 || !info[0].IsString() || !ArgSize(info, 1, &blockSize) || !ArgSize(info, 2, &blockCount) ||
+  if (info.Length() < 6 || info.Length() > 7 || (info.Length() == 7 && !info[6].IsBoolean()) || !info[0].IsString() || !ArgSize(info, 1, &blockSize) || !ArgSize(info, 2, &blockCount) ||
       !ArgSize(info, 3, &frameSize) || !info[4].IsBoolean() || !ArgSize(info, 5, &fanout) || fanout > 0xffff)
-    return ThrowUsage(env, "packetOpen(iface: string, blockSize: number, blockCount: number, frameSize: number, qdiscBypass: boolean, fanoutGroup: number)");
+    return ThrowUsage(env, "packetOpen(iface: string, blockSize: number, blockCount: number, frameSize: number, qdiscBypass: boolean, fanoutGroup: number[, receiveOutgoing: boolean])");
+  bool receiveOutgoing = info.Length() == 7 && info[6].As<Napi::Boolean>();
   std::string iface = info[0].As<Napi::String>().Utf8Value();
   unsigned ifindex = iface.size() < IFNAMSIZ ? if_nametoindex(iface.c_str()) : 0;
   if (ifindex == 0) return ThrowSys(env, "if_nametoindex", ENODEV, iface);
@@ -96,9 +98,11 @@ Napi::Value PacketOpen(const Napi::CallbackInfo& info) {
   if (fd < 0) return ThrowSys(env, "socket", errno, "AF_PACKET " + iface);
   int v = TPACKET_V2;
   if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &v, sizeof v) != 0) return Fail(env, fd, "setsockopt", errno, iface + " PACKET_VERSION");
-  // A forwarder must not receive what the host itself sends out of the interface.
+  // A forwarder must not receive what the host itself sends out of the interface
+  // (a capture, net_pcap's rx_iface, asks to: libpcap's default direction is in and out).
   v = 1;
-  if (setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &v, sizeof v) != 0) return Fail(env, fd, "setsockopt", errno, iface + " PACKET_IGNORE_OUTGOING");
+  if (!receiveOutgoing && setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &v, sizeof v) != 0)
+    return Fail(env, fd, "setsockopt", errno, iface + " PACKET_IGNORE_OUTGOING");
   if (info[4].As<Napi::Boolean>() && setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &v, sizeof v) != 0)
     return Fail(env, fd, "setsockopt", errno, iface + " PACKET_QDISC_BYPASS");
   struct tpacket_req req;

@@ -21,6 +21,9 @@
  * and is named once on stderr, and the file ends there. A file that cannot
  * be opened, or is no capture, is a bad devarg at probe.
  *
+ * Live interfaces (iface=, rx_iface=, rx_iface_in=, tx_iface=, phy_mac=) are
+ * DPDK's devargs over net_af_packet's rings: live.ts.
+ *
  * dpkit's own devargs: tx_format=pcap|pcapng, tx_tsresol=ns|us (pcap files
  * default to nanoseconds); skip_truncated=1 is accepted for older command
  * lines (it is what every capture gets now).
@@ -58,8 +61,8 @@ import {
   REPLAY_W_TABLE,
 } from './pcap-layout.js';
 import { pcapOps, type PcapOps } from './pcap.twin.js';
+import { LIVE_KEYS, LiveInterfaces, liveMemoryNeeded, liveSources } from './live.js';
 
-const LIVE_KEYS = ['rx_iface', 'rx_iface_in', 'tx_iface', 'iface', 'phy_mac'];
 
 interface PcapRxDesc extends QueueDescriptor {
   driver: 'net_pcap';
@@ -342,13 +345,15 @@ class PcapDriver implements EthDriver {
   private readonly mac: Uint8Array;
   private readonly rxq: (PcapRxQueue | undefined)[] = [];
   private readonly txq: (PcapTxQueue | undefined)[] = [];
+  /** The interfaces of iface= / rx_iface= / rx_iface_in= / tx_iface=, or null for a port of files only. */
+  private live: LiveInterfaces | null = null;
 
   constructor(private readonly ctx: DriverContext) {
     const dev = ctx.name;
-    for (const k of LIVE_KEYS) if (ctx.args.has(k)) throw new ArgError(`${dev}: ${k}: live interfaces are not net_pcap's in dpkit; use rx_pcap / tx_pcap files`);
     this.rxFiles = ctx.all.filter(([k]) => k === 'rx_pcap').map(([, v]) => v);
     this.txFiles = ctx.all.filter(([k]) => k === 'tx_pcap').map(([, v]) => v);
-    if (this.rxFiles.length + this.txFiles.length === 0) throw new ArgError(`${dev}: needs rx_pcap=FILE and/or tx_pcap=FILE`);
+    const live = LIVE_KEYS.some((k) => ctx.args.has(k)) ? liveSources(dev, ctx.all) : null;
+    if (this.rxFiles.length + this.txFiles.length === 0 && !live) throw new ArgError(`${dev}: needs rx_pcap=FILE and/or tx_pcap=FILE, or an interface (iface=, rx_iface=, rx_iface_in=, tx_iface=)`);
     for (const f of [...this.rxFiles, ...this.txFiles]) if (f === '') throw new ArgError(`${dev}: empty file name`);
     this.infinite = boolArg(dev, ctx.args, 'infinite_rx');
     if (this.infinite && this.rxFiles.length === 0) throw new ArgError(`${dev}: infinite_rx=1 needs an rx_pcap file`);
@@ -370,12 +375,14 @@ class PcapDriver implements EthDriver {
         throw new ArgError(`${dev}: tx_pcap=${f}: cannot create: ${osReason(e)}`);
       }
     }
-    this.mac = vdevMac(dev);
+    // Last, so a bad file is named before any socket opens.
+    this.live = live ? LiveInterfaces.open(ctx, live) : null;
+    this.mac = this.live?.mac ?? vdevMac(dev);
   }
 
   info(): DevInfo {
     const lim = { min: 0, max: 0xffff, align: 1 };
-    const q = Math.max(1, this.rxFiles.length, this.txFiles.length);
+    const q = Math.max(1, this.rxFiles.length, this.txFiles.length, this.live?.rxCount ?? 0, this.live?.txCount ?? 0);
     return { driverName: 'net_pcap', maxRxQueues: q, maxTxQueues: q, rxDescLim: lim, txDescLim: lim, defaultRxDesc: 0, defaultTxDesc: 0 };
   }
 
@@ -386,6 +393,8 @@ class PcapDriver implements EthDriver {
   configure(): void {}
 
   rxQueueSetup(q: number, _nbDesc: number, pool: Mempool, _conf: object, stats: number): RxQueue {
+    const live = this.live?.rxQueue(q, pool, stats);
+    if (live) return live;
     const heap = this.ctx.heap;
     const file = this.rxFiles[q] ?? null;
     const d: PcapRxDesc = { driver: 'net_pcap', dev: this.ctx.name, port: this.ctx.portId, stats, pool: pool.offset, file, window: 0, state: 0, replay: 0 };
@@ -449,6 +458,8 @@ class PcapDriver implements EthDriver {
   }
 
   txQueueSetup(q: number, _nbDesc: number, _conf: object, stats: number): TxQueue {
+    const live = this.live?.txQueue(q, stats);
+    if (live) return live;
     const heap = this.ctx.heap;
     const file = this.txFiles[q] ?? null;
     const d: PcapTxDesc = { driver: 'net_pcap', port: this.ctx.portId, stats, file, fd: -1, format: this.format, resolution: this.resolution, buffer: 0, state: 0 };
@@ -479,6 +490,8 @@ class PcapDriver implements EthDriver {
   close(): void {
     for (const q of this.txq) q?.close();
     for (const q of this.rxq) q?.release();
+    this.live?.close();
+    this.live = null;
   }
 
   linkUp(): boolean {
@@ -490,6 +503,7 @@ class PcapDriver implements EthDriver {
   }
 
   rxEnded(): boolean {
+    if ((this.live?.rxCount ?? 0) > 0) return false; // an interface never ends
     const f64 = this.ctx.heap.f64;
     return this.rxq.every((q) => {
       const d = q?.descriptor();
@@ -508,7 +522,7 @@ export const netPcap: DriverSpec = {
     const infinite = args.some(([k, v]) => k === 'infinite_rx' && v === '1');
     // Replays hold each file (a bound: the table is smaller than the record headers it replaces); streams a window each.
     const rxBytes = rx.reduce((sum, f) => sum + (infinite ? sizeOf(f) + 4096 : READER_WINDOW + READER_STATE_WORDS * 8 + 128), 0);
-    return rxBytes + tx * (WRITER_BUFFER + 128);
+    return rxBytes + tx * (WRITER_BUFFER + 128) + liveMemoryNeeded(args);
   },
   openRxQueue: (heap, d) => new PcapRxQueue(heap, d as PcapRxDesc),
   openTxQueue: (heap, d) => new PcapTxQueue(heap, d as PcapTxDesc),
