@@ -1,6 +1,6 @@
 /**
  * `dpkit testpmd`: the command-line front of testpmd. Without -i it
- * forwards until a newline on stdin, SIGINT, SIGTERM or --duration (see
+ * forwards until a newline on stdin, a signal (signals.ts) or --duration (see
  * untilStopped), printing periodic port statistics with --stats-period,
  * then the final forward statistics.
  * With -i it runs the interactive shell (shell.ts).
@@ -10,6 +10,7 @@ import { ArgError } from '../../errors.js';
 import { pinThisThread } from '../../eal/affinity.js';
 import { parseTestpmdArgs, TESTPMD_USAGE, type TestpmdOptions } from './options.js';
 import { runShell } from './shell.js';
+import { StopSignals } from './signals.js';
 import { Testpmd } from './testpmd.js';
 
 export async function testpmdMain(argv: string[]): Promise<number> {
@@ -33,16 +34,26 @@ export async function testpmdMain(argv: string[]): Promise<number> {
   const log = (line: string) => out.write(line + '\n');
   for (const n of opts.notes) process.stderr.write(`testpmd: ${n}\n`);
 
-  const pmd = new Testpmd(opts, log);
-  // The main lcore's thread too, as EAL pins it (only here: Testpmd may run inside a test process).
-  pinThisThread(pmd.placement.cpus.get(opts.mainLcore));
-  if (opts.interactive) return runShell(pmd, log);
+  // Caught before anything starts: a signal during start-up stops the run once it has started.
+  const signals = opts.interactive ? null : new StopSignals();
+  try {
+    const pmd = new Testpmd(opts, log);
+    // The main lcore's thread too, as EAL pins it (only here: Testpmd may run inside a test process).
+    pinThisThread(pmd.placement.cpus.get(opts.mainLcore));
+    if (!signals) return await runShell(pmd, log);
+    return signals.exitCode(await forward(pmd, opts, log, out, signals));
+  } finally {
+    signals?.release();
+  }
+}
 
+/** Forwards until told to stop, then prints the final statistics (and --json) and closes everything. @returns 0. */
+async function forward(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) => void, out: NodeJS.WriteStream, signals: StopSignals): Promise<number> {
   log('No commandline core given, start packet forwarding');
   let failure: unknown;
   try {
     await pmd.start(opts.txFirst ? opts.txFirstBursts : 0);
-    const reason = await untilStopped(pmd, opts, log, out);
+    const reason = signals.received ? signals.line : await untilStopped(pmd, opts, log, out, signals);
     if (reason) log(reason);
   } catch (e) {
     failure = e;
@@ -92,21 +103,19 @@ export async function testpmdMain(argv: string[]): Promise<number> {
 
 /**
  * Forwards until one of DPDK's reasons to stop, printing periodic statistics
- * meanwhile: a newline on stdin (a terminal or a pipe), SIGINT or SIGTERM,
+ * meanwhile: a newline on stdin (a terminal or a pipe), SIGINT, SIGTERM or SIGHUP,
  * --duration elapsed, every capture read to its end, or end of stdin when
  * nothing else would end the run (no --stats-period, no --duration).
  * @returns the line to print about why it stopped ('' for none).
  * @throws the LcoreError of an lcore that failed meanwhile (its timers cleared all the same).
  */
-async function untilStopped(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) => void, out: NodeJS.WriteStream): Promise<string> {
+async function untilStopped(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) => void, out: NodeJS.WriteStream, signals: StopSignals): Promise<string> {
   let watch: NodeJS.Timeout | undefined;
   let periodic: NodeJS.Timeout | undefined;
   const stopped = new Promise<string>((resolve) => {
     // Captures read to their end: nothing more will arrive, stop as --duration would.
     watch = setInterval(() => pmd.inputEnded() && resolve('\nEnd of input on every port (capture files read to their end), stopping forwarding.'), 20);
-    const onSignal = (sig: NodeJS.Signals) => resolve(`\nSignal ${sig === 'SIGINT' ? 2 : 15} received, preparing to exit...`);
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    void signals.next().then(resolve);
     log('Press enter to exit');
     process.stdin.on('data', (d: Buffer) => d.includes(10) && resolve(''));
     if (opts.statsPeriod === 0 && opts.duration === 0) process.stdin.once('end', () => resolve(''));
