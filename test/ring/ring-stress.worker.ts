@@ -14,6 +14,8 @@ interface Job {
   consumed: Int32Array;
   seen: Uint8Array;
   total: number;
+  /** Sleep 0..2 ms now and then (a worker descheduled between operations, on purpose). */
+  stalls: boolean;
 }
 
 const job = workerData as Job;
@@ -25,6 +27,10 @@ const rand = (n: number) => {
   rng = (rng * 1103515245 + 12345) & 0x7fffffff;
   return 1 + (rng % n);
 };
+const nap = new Int32Array(new SharedArrayBuffer(4));
+const maybeStall = () => {
+  if (job.stalls && rand(4096) === 1) Atomics.wait(nap, 0, 0, rand(3) - 1);
+};
 
 if (job.role === 'producer') {
   let v = job.from;
@@ -35,6 +41,7 @@ if (job.role === 'producer') {
     const put = bulk ? ring.enqueueBulk(burst, n) : ring.enqueueBurst(burst, n);
     if (bulk && put !== 0 && put !== n) throw new Error(`bulk enqueue returned ${put} of ${n}`);
     v += put;
+    maybeStall();
   }
 } else {
   while (Atomics.load(job.consumed, 0) < job.total) {
@@ -44,6 +51,7 @@ if (job.role === 'producer') {
     if (bulk && got !== 0 && got !== n) throw new Error(`bulk dequeue returned ${got} of ${n}`);
     for (let i = 0; i < got; i++) Atomics.add(job.seen, burst[i]!, 1);
     if (got) Atomics.add(job.consumed, 0, got);
+    maybeStall();
   }
 }
 parentPort!.postMessage('done');
