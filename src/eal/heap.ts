@@ -50,12 +50,20 @@ export const HEADER_SIZE = HEAP_HEADER_SIZE;
 export const CACHE_LINE = 64;
 const WASM_PAGE = 65536;
 /** wasm32 addresses 4 GiB; shared memory must declare its maximum. */
-const MAX_HEAP = 4 * 1024 * 1024 * 1024 - WASM_PAGE;
+/** The largest heap: a wasm32 memory of 65535 pages. */
+export const MAX_HEAP = 4 * 1024 * 1024 * 1024 - WASM_PAGE;
 
 /** A shared WebAssembly.Memory that never grows, so views made once stay valid. */
 export function wasmMemoryProvider(size: number): MemoryProvider {
   const pages = Math.ceil(size / WASM_PAGE);
-  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  let memory: WebAssembly.Memory;
+  try {
+    memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  } catch (e) {
+    // V8 reserves the memory plus its guard region (about 10 GiB of address space) up front.
+    if (e instanceof RangeError) throw new NoMemError(`heap of ${(size / (1 << 20)).toFixed(0)} MiB: the WebAssembly memory could not be reserved (${e.message}); a limit on address space (ulimit -v) or on memory refuses it`);
+    throw e;
+  }
   return { memory, buffer: memory.buffer as unknown as SharedArrayBuffer };
 }
 

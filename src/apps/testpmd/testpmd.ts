@@ -10,7 +10,7 @@ import { Ethdev } from '../../ethdev/ethdev.js';
 import type { EthStats } from '../../ethdev/stats.js';
 import { placeLcores, type Placement } from '../../eal/affinity.js';
 import { Lcores } from '../../eal/launcher.js';
-import { Heap } from '../../eal/heap.js';
+import { Heap, MAX_HEAP } from '../../eal/heap.js';
 import { MBUF_SIZE } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { defaultPeerMac, formatMac, parseMac } from '../../net/ether.js';
@@ -128,6 +128,13 @@ export class Testpmd {
     // Pool records and buffers, lcore caches and the ring, plus room for ports, rings and stats.
     const vdevs = opts.vdevs.length ? opts.vdevs : ['net_null0', 'net_null1'];
     const size = n * (MBUF_SIZE + stride + 8) + 128 * 4160 + (64 << 20) + vdevsMemory(vdevs);
+    if (size > MAX_HEAP) {
+      const most = Math.floor((MAX_HEAP - (size - n * (MBUF_SIZE + stride + 8))) / (MBUF_SIZE + stride + 8));
+      throw new ArgError(
+        `--total-num-mbufs=${n} of ${opts.mbufSize}-byte buffers (--mbuf-size) need ${(size / 2 ** 30).toFixed(1)} GiB of heap with the ports; ` +
+          `the heap (one wasm32 memory) holds at most 4 GiB: at most ${Math.max(0, most)} mbufs of this size`,
+      );
+    }
     this.heap = Heap.create({ size, lcoreId: opts.mainLcore, datapath: opts.datapath });
     this.pool = Mempool.create(this.heap, { name: 'mb_pool_0', n, cacheSize: Math.min(opts.mbcache, Math.floor(n / 1.5)), dataRoomSize: opts.mbufSize });
     this.config = {
