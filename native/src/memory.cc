@@ -264,6 +264,8 @@ Napi::Value UnmapWindow(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
+std::shared_ptr<v8::BackingStore> MemoryStore(const Napi::CallbackInfo& info, size_t i) { return ArgStore(info, i); }
+
 void InitMemory(Napi::Env env, Napi::Object exports) {
   exports.Set("pageSize", Napi::Number::New(env, static_cast<double>(PageSize())));
   exports.Set("memfdCreate", Napi::Function::New(env, MemfdCreate, "memfdCreate"));

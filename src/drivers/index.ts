@@ -2,6 +2,7 @@
 import { parseDevargs } from '../ethdev/devargs.js';
 import type { DriverSpec } from '../ethdev/driver.js';
 import { netAfPacket } from './af_packet/af-packet.js';
+import { netAfXdp } from './af_xdp/af-xdp.js';
 import { netMemif } from './memif/memif.js';
 import { netNicsim } from './nicsim/nicsim.js';
 import { netNull } from './null/null.js';
@@ -10,7 +11,7 @@ import { netRing } from './ring/ring.js';
 import { netVhost } from './vhost/vhost.js';
 import { virtioUser } from './virtio/virtio-user.js';
 
-export const drivers: ReadonlyMap<string, DriverSpec> = new Map([netNull, netRing, netPcap, netVhost, virtioUser, netNicsim, netMemif, netAfPacket].map((d) => [d.name, d]));
+export const drivers: ReadonlyMap<string, DriverSpec> = new Map([netNull, netRing, netPcap, netVhost, virtioUser, netNicsim, netMemif, netAfPacket, netAfXdp].map((d) => [d.name, d]));
 
 /** Heap bytes the ports of these devargs ask for beyond their queues' usual needs (captures replayed from memory). */
 export function vdevsMemory(vdevs: readonly string[]): number {
