@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/if_link.h>
 #include <linux/if_xdp.h>
 #include <net/if.h>
 #include <string.h>
@@ -54,8 +55,9 @@ std::mutex mu;
 /** Attached programs by handle: the program and where it is attached, for detaching. */
 struct Attached {
   struct xdp_program* prog;
+  int progFd;
   int ifindex;
-  enum xdp_attach_mode mode;
+  uint32_t mode;  // XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE
 };
 std::map<int, Attached> programs;
 int nextProgram = 1;
@@ -83,7 +85,8 @@ Napi::Object Offsets(Napi::Env env, const struct xdp_ring_offset& r) {
 
 // xdpProgramAttach(ifindex, file: string ('' for libxdp's xsk_def_xdp_prog.o), entries):
 //   { handle, mapFd, mode: 'native' | 'skb' }. The program is attached in native
-//   mode, or generic (skb) mode when the driver has no XDP of its own.
+//   mode, or generic (skb) mode when the driver has no XDP of its own; never over
+//   another program (EBUSY).
 Napi::Value XdpProgramAttach(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   uint64_t ifindex, entries;
@@ -107,21 +110,33 @@ Napi::Value XdpProgramAttach(const Napi::CallbackInfo& info) {
   }
   // The default program's map is sized here, before the load: one slot per queue id.
   if (file.empty() && bpf_map__max_entries(map) < entries) bpf_map__set_max_entries(map, static_cast<uint32_t>(entries));
-  enum xdp_attach_mode mode = XDP_MODE_NATIVE;
-  int rc = xdp_program__attach(prog, static_cast<int>(ifindex), mode, 0);
-  if (rc == -EOPNOTSUPP) rc = xdp_program__attach(prog, static_cast<int>(ifindex), mode = XDP_MODE_SKB, 0);
+  // libxdp opens and finds the program; libbpf loads and attaches it. (libxdp 1.3's own attach
+  // and detach leave a program fd open per use, which a port that comes and goes must not.)
+  struct bpf_object* obj = xdp_program__bpf_obj(prog);
+  int rc = bpf_object__load(obj);
+  struct bpf_program* bp = rc ? nullptr : bpf_object__find_program_by_name(obj, xdp_program__name(prog));
+  int progFd = bp ? bpf_program__fd(bp) : -1;
+  if (rc || progFd < 0) {
+    xdp_program__close(prog);
+    return ThrowSys(env, "bpf_object__load", rc ? -rc : ENOENT, file.empty() ? "xsk_def_xdp_prog.o" : file);
+  }
+  uint32_t mode = XDP_FLAGS_DRV_MODE;
+  rc = bpf_xdp_attach(static_cast<int>(ifindex), progFd, XDP_FLAGS_UPDATE_IF_NOEXIST | mode, nullptr);
+  if (rc == -EOPNOTSUPP) rc = bpf_xdp_attach(static_cast<int>(ifindex), progFd, XDP_FLAGS_UPDATE_IF_NOEXIST | (mode = XDP_FLAGS_SKB_MODE), nullptr);
   if (rc) {
     xdp_program__close(prog);
-    return ThrowSys(env, "xdp_program__attach", -rc, (file.empty() ? std::string("xsk_def_xdp_prog.o") : file) + " on ifindex " + std::to_string(ifindex));
+    std::string what = (file.empty() ? std::string("xsk_def_xdp_prog.o") : file) + " on ifindex " + std::to_string(ifindex);
+    if (rc == -EBUSY || rc == -EEXIST) return ThrowRefused(env, "EBUSY", "bpf_xdp_attach " + what + ": the interface has an XDP program already (detach it: ip link set dev IFACE xdp off)");
+    return ThrowSys(env, "bpf_xdp_attach", -rc, what);
   }
   int mapFd = bpf_map__fd(map);
   std::lock_guard<std::mutex> lock(mu);
   int handle = nextProgram++;
-  programs[handle] = Attached{prog, static_cast<int>(ifindex), mode};
+  programs[handle] = Attached{prog, progFd, static_cast<int>(ifindex), mode};
   Napi::Object o = Napi::Object::New(env);
   o.Set("handle", Napi::Number::New(env, handle));
   o.Set("mapFd", Napi::Number::New(env, mapFd));
-  o.Set("mode", Napi::String::New(env, mode == XDP_MODE_NATIVE ? "native" : "skb"));
+  o.Set("mode", Napi::String::New(env, mode == XDP_FLAGS_DRV_MODE ? "native" : "skb"));
   return o;
 }
 
@@ -138,10 +153,15 @@ Napi::Value XdpProgramDetach(const Napi::CallbackInfo& info) {
     a = it->second;
     programs.erase(it);
   }
-  int rc = xdp_program__detach(a.prog, a.ifindex, a.mode, 0);
+  // Only if it is still ours: old_prog_fd makes the kernel leave another program alone.
+  struct bpf_xdp_attach_opts opts;
+  memset(&opts, 0, sizeof opts);
+  opts.sz = sizeof opts;
+  opts.old_prog_fd = a.progFd;
+  int rc = bpf_xdp_detach(a.ifindex, a.mode, &opts);
   xdp_program__close(a.prog);
-  // ENODEV / ENOENT: the interface, and the program with it, has gone.
-  if (rc && rc != -ENODEV && rc != -ENOENT && rc != -EINVAL) return ThrowSys(env, "xdp_program__detach", -rc, "ifindex " + std::to_string(a.ifindex));
+  // ENODEV / ENOENT: the interface, and the program with it, has gone; EEXIST: another program replaced ours.
+  if (rc && rc != -ENODEV && rc != -ENOENT && rc != -EINVAL && rc != -EEXIST) return ThrowSys(env, "bpf_xdp_detach", -rc, "ifindex " + std::to_string(a.ifindex));
   return env.Undefined();
 }
 

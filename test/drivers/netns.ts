@@ -51,11 +51,15 @@ export class Netns {
   private readonly children: ChildProcess[] = [];
   private dir: string | undefined;
 
-  /** Namespaces `${tag}A` and `${tag}B` on 10.99.<subnet>.0/24, with veths when `veths` (else the caller links them). */
+  /**
+   * Namespaces `${tag}A` and `${tag}B` on 10.99.<subnet>.0/24, with veths when `veths` (else the caller links them),
+   * each end with `queues` rx and tx queues (a veth's sender picks the peer's rx queue by flow hash).
+   */
   constructor(
     readonly tag: string,
     subnet: number,
     veths = true,
+    queues = 1,
   ) {
     this.a = { ns: `${tag}A`, inner: `${tag}a0`, outer: veths ? `${tag}a1` : '', addr: `10.99.${subnet}.1` };
     this.b = { ns: `${tag}B`, inner: `${tag}b0`, outer: veths ? `${tag}b1` : '', addr: `10.99.${subnet}.2` };
@@ -64,7 +68,8 @@ export class Netns {
         ip('netns', 'add', s.ns);
         ip('-n', s.ns, 'link', 'set', 'lo', 'up');
         if (!veths) continue;
-        ip('link', 'add', s.outer, 'type', 'veth', 'peer', 'name', s.inner);
+        const q = queues > 1 ? ['numtxqueues', String(queues), 'numrxqueues', String(queues)] : [];
+        ip('link', 'add', s.outer, ...q, 'type', 'veth', 'peer', 'name', s.inner, ...q);
         ip('link', 'set', s.inner, 'netns', s.ns);
         ip('-n', s.ns, 'addr', 'add', `${s.addr}/24`, 'dev', s.inner);
         // No TCP segmentation offload towards dpkit: a packet socket would get 64 KiB super-frames
@@ -85,6 +90,18 @@ export class Netns {
     for (const s of [this.a, this.b]) {
       ip('-n', s.ns, 'link', 'set', s.inner, 'mtu', String(bytes));
       if (s.outer) ip('link', 'set', s.outer, 'mtu', String(bytes));
+    }
+  }
+
+  /**
+   * Turns off tx checksum offload on the veth ends inside the namespaces, so
+   * what they send carries its TCP/UDP checksums: AF_XDP hands over frames
+   * with no "checksum not ready" status to complete them by.
+   */
+  txChecksumOff(): void {
+    for (const s of [this.a, this.b]) {
+      const r = spawnSync('ip', ['netns', 'exec', s.ns, 'ethtool', '-K', s.inner, 'tx', 'off'], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`ethtool -K ${s.inner} tx off: ${r.stderr.trim()}`);
     }
   }
 

@@ -59,6 +59,7 @@ import {
   xdpUnavailable,
   type XdpProgram,
   type XdpRingOffsets,
+  type XdpSocket,
 } from '../../native/xdp.js';
 import {
   AF_XDP_QUEUE_SIZE,
@@ -132,6 +133,29 @@ export function poolArena(pool: Mempool): Arena {
  */
 export function frameRoom(pool: Mempool): number {
   return pool.bufLen - XDP_PACKET_HEADROOM;
+}
+
+/**
+ * Gives back to their pool the mbufs of `arena` whose byte in the owned
+ * array at heap offset `owned` is 1 (the ones a closed socket's kernel side
+ * held), clearing the bytes. @returns how many it freed.
+ */
+export function freeOwned(heap: Heap, mb: Mbufs, owned: number, arena: Arena): number {
+  const burst = heap.scratch('net_af_xdp owned buffers', SCRATCH);
+  let k = 0;
+  let freed = 0;
+  for (let i = 0; i < arena.count; i++) {
+    if (heap.u8[owned + i] === 0) continue;
+    heap.u8[owned + i] = 0;
+    burst[k++] = arena.first + i;
+    if (k === SCRATCH) {
+      mb.freeBulk(burst, k);
+      freed += k;
+      k = 0;
+    }
+  }
+  if (k !== 0) mb.freeBulk(burst, k);
+  return freed + k;
 }
 
 /** A queue reopens in a worker from its block alone. */
@@ -303,21 +327,14 @@ class AfXdpDriver implements EthDriver {
     this.program ??= xdpProgramAttach(dev, this.iface, this.ifindex, this.prog, this.startQueue + this.queues.length);
     const umemOffset = Math.floor(arena.base / page) * page;
     const umemEnd = Math.ceil(arena.end / page) * page;
-    const shared = this.sharedUmem ? this.queues.find((o) => o.fd >= 0 && o.pool?.offset === pool.offset) : undefined;
-    const s = xdpSocketOpen(dev, this.iface, heap.memory!, {
-      ifindex: this.ifindex,
-      queue: xq.queueId,
-      mapFd: this.program.mapFd,
-      umemOffset,
-      umemLength: umemEnd - umemOffset,
-      chunkSize: arena.stride,
-      rxSize: size,
-      txSize: size,
-      fillSize: size,
-      compSize: size,
-      sharedFd: shared ? shared.fd : -1,
-      busyBudget: this.busyBudget,
-    });
+    let s: XdpSocket;
+    try {
+      s = this.openSocket(xq, pool, arena, size, umemOffset, umemEnd);
+    } catch (e) {
+      // The first queue's failure leaves no program behind on the interface (it would outlive the process).
+      if (this.queues.every((o) => o.fd < 0)) this.detachProgram();
+      throw e;
+    }
     xq.fd = s.fd;
     xq.pool = pool;
     xq.arena = arena;
@@ -342,6 +359,31 @@ class AfXdpDriver implements EthDriver {
       ops.rx(xq.rxBlock, heap.lcore, 0, 0);
     }
     return queue;
+  }
+
+  /** Queue `xq`'s socket over `pool`'s arena (or the UMEM of an earlier queue with the same pool, with shared_umem=1). */
+  private openSocket(xq: XdpQueue, pool: Mempool, arena: Arena, size: number, umemOffset: number, umemEnd: number): XdpSocket {
+    const shared = this.sharedUmem ? this.queues.find((o) => o.fd >= 0 && o.pool?.offset === pool.offset) : undefined;
+    return xdpSocketOpen(this.dev, this.iface, this.ctx.heap.memory!, {
+      ifindex: this.ifindex,
+      queue: xq.queueId,
+      mapFd: this.program!.mapFd,
+      umemOffset,
+      umemLength: umemEnd - umemOffset,
+      chunkSize: arena.stride,
+      rxSize: size,
+      txSize: size,
+      fillSize: size,
+      compSize: size,
+      sharedFd: shared ? shared.fd : -1,
+      busyBudget: this.busyBudget,
+    });
+  }
+
+  private detachProgram(): void {
+    if (!this.program) return;
+    xdpProgramDetach(this.dev, this.program.handle);
+    this.program = null;
   }
 
   txQueueSetup(q: number, _nbDesc: number, _conf: object, stats: number): TxQueue {
@@ -442,25 +484,10 @@ class AfXdpDriver implements EthDriver {
       xq.fd = -1;
       for (const win of xq.windows) unmapWindow(heap.memory!, win);
       xq.windows.length = 0;
-      const arena = xq.arena!;
-      const burst = heap.burst(SCRATCH);
-      let k = 0;
-      for (let i = 0; i < arena.count; i++) {
-        if (heap.u8[xq.owned + i] === 0) continue;
-        heap.u8[xq.owned + i] = 0;
-        burst[k++] = arena.first + i;
-        if (k === SCRATCH) {
-          mb.freeBulk(burst, k);
-          k = 0;
-        }
-      }
-      if (k !== 0) mb.freeBulk(burst, k);
+      freeOwned(heap, mb, xq.owned, xq.arena!);
     }
     this.queues.length = 0;
-    if (this.program) {
-      xdpProgramDetach(this.dev, this.program.handle);
-      this.program = null;
-    }
+    this.detachProgram();
   }
 
   linkUp(): boolean {
