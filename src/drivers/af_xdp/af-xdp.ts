@@ -41,7 +41,7 @@ import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { Mempool } from '../../mem/mempool.js';
 import { mapWindow, pageSize, unmapWindow } from '../../native/memory.js';
-import { requireNative } from '../../native/native.js';
+import { NativeUnavailableError, requireNative } from '../../native/native.js';
 import { IFF_RUNNING, IFF_UP, ifaceInfo, packetKicker, socketError, type IfaceInfo } from '../../native/packet.js';
 import { HANGUP, watch } from '../../native/watch.js';
 import {
@@ -265,7 +265,7 @@ class AfXdpDriver implements EthDriver {
     const dev = (this.dev = ctx.name);
     requireNative(dev);
     const why = xdpUnavailable();
-    if (why) throw new ArgError(why.replace(/^net_af_xdp/, dev));
+    if (why) throw new NativeUnavailableError(why.replace(/^net_af_xdp/, dev));
     const iface = ctx.args.get('iface');
     if (!iface) throw new ArgError(`${dev}: iface=NAME is required (the interface to attach to)`);
     this.startQueue = intArg(dev, ctx.args, 'start_queue', 0, 0, 1023);
