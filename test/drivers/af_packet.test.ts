@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { Testpmd } from '../../src/apps/testpmd/testpmd.js';
-import { parseTestpmdArgs } from '../../src/apps/testpmd/options.js';
 import { AF_PACKET_QUEUE_SIZE, AFP_TX_DATA, AFPQ_W_COUNT, AFPQ_W_FRAMES, AFPQ_W_FRAME_CAP, AFPQ_W_FREED, AFPQ_W_POOL, AFPQ_W_PORT, AFPQ_W_STATS, TP2_W_STATUS, TP_STATUS_SEND_REQUEST, TP_STATUS_USER, TP_STATUS_VLAN_VALID } from '../../src/drivers/af_packet/af-packet-layout.js';
 import { afPacketOps } from '../../src/drivers/af_packet/af-packet.twin.js';
 import { RX_MAC_OFFSET, ringGeometry } from '../../src/drivers/af_packet/af-packet.js';
@@ -10,10 +8,9 @@ import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, assertSameHeaps } from '../helpers.js';
-import { Netns, fdCount, ip, netnsUnavailable, runTag, until } from './netns.js';
+import { Netns, assertDownWhenDeleted, assertMacswapReflects, fdCount, netnsUnavailable, onNamespaces, testpmdOn, until } from './netns.js';
 
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
-const quiet = () => {};
 
 describe('net_af_packet ring geometry', () => {
   it("takes DPDK's defaults on a 1500-byte MTU", () => {
@@ -106,30 +103,7 @@ describe('net_af_packet kernels and their twins', () => {
 const skip = netnsUnavailable();
 if (skip && REQUIRED) throw new Error(`DPKIT_REQUIRE_TOOLS=1 but net_af_packet's namespace tests cannot run: ${skip}`);
 
-/** testpmd in this process on af_packet ports over `ns`' outer veth ends; `devargs` appended to each port's. */
-function testpmd(ns: Netns, args: string[], devargs = '', ports = [ns.a, ns.b], eal: string[] = []): Testpmd {
-  const vdevs = ports.flatMap((s, i) => ['--vdev', `net_af_packet${i},iface=${s.outer}${devargs}`]);
-  return new Testpmd(parseTestpmdArgs([...eal, ...vdevs, '--', '--total-num-mbufs=8192', ...args]), quiet);
-}
-
-/**
- * Runs `body` with namespaces on subnet 10.99.`subnet`.0/24 and testpmd made by `make`
- * on them, then closes testpmd (which checks the pool is full) and removes the namespaces,
- * whatever happened.
- */
-async function onNamespaces(subnet: number, make: (ns: Netns) => Testpmd, body: (ns: Netns, pmd: Testpmd) => Promise<void>): Promise<void> {
-  const ns = new Netns(runTag(), subnet);
-  try {
-    const pmd = make(ns);
-    try {
-      await body(ns, pmd);
-    } finally {
-      pmd.close();
-    }
-  } finally {
-    ns.remove();
-  }
-}
+const testpmd = (ns: Netns, args: string[], devargs = '', ports = [ns.a, ns.b], eal: string[] = []) => testpmdOn('net_af_packet', ns, args, devargs, ports, eal);
 
 describe('net_af_packet between two network namespaces', { skip }, () => {
   it('forwards ping and a TCP transfer between them (io), the pool full after', () =>
@@ -145,17 +119,7 @@ describe('net_af_packet between two network namespaces', { skip }, () => {
     }));
 
   it('macswap on one port reflects each frame back with its addresses swapped', () =>
-    onNamespaces(72, (ns) => testpmd(ns, ['--forward-mode=macswap', '--port-topology=loop'], '', [ns.a]), async (ns, pmd) => {
-      await pmd.start();
-      // A pings an address whose MAC it is told: each request comes back to A, to A's MAC from that one.
-      ip('-n', ns.a.ns, 'neigh', 'replace', '10.99.72.9', 'lladdr', '02:00:00:00:00:09', 'dev', ns.a.inner);
-      const seen = await ns.run(ns.a, ['sh', '-c', `timeout 20 tcpdump -i ${ns.a.inner} -c 6 -e -n icmp 2>/dev/null & sleep 1; ping -c 3 -i 0.2 -W 1 10.99.72.9 >/dev/null; wait`]).catch((e: Error) => e.message);
-      await pmd.stop();
-      const requests = seen.split('\n').filter((l) => l.includes('ICMP echo request'));
-      assert.equal(requests.filter((l) => l.includes('> 02:00:00:00:00:09')).length, 3, seen);
-      assert.equal(requests.filter((l) => l.includes(' 02:00:00:00:00:09 > ')).length, 3, seen);
-      assert.equal(pmd.ethdev.stats(0).opackets, pmd.ethdev.stats(0).ipackets);
-    }));
+    onNamespaces(72, (ns) => testpmd(ns, ['--forward-mode=macswap', '--port-topology=loop'], '', [ns.a]), (ns, pmd) => assertMacswapReflects(ns, pmd, 72)));
 
   it('qpairs=2 on 2 lcores spreads flows over both queues', () =>
     onNamespaces(
@@ -192,16 +156,7 @@ describe('net_af_packet between two network namespaces', { skip }, () => {
 
   it('takes the port down when its veth is deleted mid-traffic; no crash, pool full, fds released', async () => {
     const before = fdCount();
-    await onNamespaces(75, (ns) => testpmd(ns, ['--forward-mode=io']), async (ns, pmd) => {
-      await pmd.start();
-      const flood = ns.run(ns.a, ['ping', '-i', '0.002', '-w', '30', '-q', ns.b.addr]).catch(() => '');
-      await until(() => pmd.ethdev.stats(1).opackets > 50, 'traffic through port 1');
-      ip('link', 'del', ns.a.outer);
-      await until(() => !pmd.ethdev.linkUp(0), 'port 0 down');
-      assert.ok(pmd.ethdev.linkUp(1), 'port 1 still up');
-      await pmd.stop();
-      await flood;
-    });
+    await onNamespaces(75, (ns) => testpmd(ns, ['--forward-mode=io']), assertDownWhenDeleted);
     assert.equal(fdCount(), before, 'every socket closed');
   });
 });

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { Testpmd } from '../../src/apps/testpmd/testpmd.js';
-import { parseTestpmdArgs } from '../../src/apps/testpmd/options.js';
 import { freeOwned, poolArena, ringSize, type Arena } from '../../src/drivers/af_xdp/af-xdp.js';
 import {
   AF_XDP_QUEUE_SIZE,
@@ -39,10 +37,9 @@ import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { xdpUnavailable } from '../../src/native/xdp.js';
 import { assertFull, assertSameHeaps } from '../helpers.js';
-import { Netns, fdCount, ip, netnsUnavailable, runTag, until } from './netns.js';
+import { Netns, assertDownWhenDeleted, assertMacswapReflects, fdCount, ip, netnsUnavailable, onNamespaces, runTag, testpmdOn, until } from './netns.js';
 
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
-const quiet = () => {};
 
 /** A ring as the kernel lays one out in its mapping: producer, consumer and flags on their own cache lines, then the entries. */
 function fakeRing(heap: Heap, entries: number, descSize: number): { prod: number; cons: number; flags: number; descs: number; mask: number } {
@@ -166,32 +163,9 @@ describe('net_af_xdp kernels and their twins', () => {
 const skip = netnsUnavailable() ?? xdpUnavailable();
 if (skip && REQUIRED) throw new Error(`DPKIT_REQUIRE_TOOLS=1 but net_af_xdp's namespace tests cannot run: ${skip}`);
 
-/** testpmd in this process on af_xdp ports over `ns`' outer veth ends; `devargs` appended to each port's. */
-function testpmd(ns: Netns, args: string[], devargs = '', ports = [ns.a, ns.b], eal: string[] = []): Testpmd {
-  const vdevs = ports.flatMap((s, i) => ['--vdev', `net_af_xdp${i},iface=${s.outer}${devargs}`]);
-  return new Testpmd(parseTestpmdArgs([...eal, ...vdevs, '--', '--total-num-mbufs=8192', ...args]), quiet);
-}
-
-/**
- * Runs `body` with namespaces on subnet 10.99.`subnet`.0/24 (veths with
- * `queues` queue pairs) and testpmd made by `make` on them, then closes
- * testpmd (which checks the pool is full) and removes the namespaces.
- */
-async function onNamespaces(subnet: number, make: (ns: Netns) => Testpmd, body: (ns: Netns, pmd: Testpmd) => Promise<void>, queues = 1): Promise<void> {
-  const ns = new Netns(runTag(), subnet, true, queues);
-  try {
-    // AF_XDP carries no checksum status: the senders must not leave TCP/UDP checksums to offload.
-    ns.txChecksumOff();
-    const pmd = make(ns);
-    try {
-      await body(ns, pmd);
-    } finally {
-      pmd.close();
-    }
-  } finally {
-    ns.remove();
-  }
-}
+const testpmd = (ns: Netns, args: string[], devargs = '', ports = [ns.a, ns.b], eal: string[] = []) => testpmdOn('net_af_xdp', ns, args, devargs, ports, eal);
+/** AF_XDP carries no checksum status: the senders must not leave TCP/UDP checksums to offload. */
+const checksummed = { prepare: (ns: Netns) => ns.txChecksumOff() };
 
 /** Whether an XDP program is attached to `iface` (ip link shows "xdp" / "prog/xdp"). */
 function hasXdp(iface: string): boolean {
@@ -215,21 +189,12 @@ describe('net_af_xdp between two network namespaces', { skip }, () => {
       assert.equal(s0.oerrors + s1.oerrors, 0);
       pmd.close();
       assert.ok(!hasXdp(ns.a.outer), 'close detached the program');
-    });
+    }, checksummed);
     assert.ok(outer);
   });
 
   it('macswap on one port reflects each frame back with its addresses swapped', () =>
-    onNamespaces(82, (ns) => testpmd(ns, ['--forward-mode=macswap', '--port-topology=loop'], '', [ns.a]), async (ns, pmd) => {
-      await pmd.start();
-      ip('-n', ns.a.ns, 'neigh', 'replace', '10.99.82.9', 'lladdr', '02:00:00:00:00:09', 'dev', ns.a.inner);
-      const seen = await ns.run(ns.a, ['sh', '-c', `timeout 20 tcpdump -i ${ns.a.inner} -c 6 -e -n icmp 2>/dev/null & sleep 1; ping -c 3 -i 0.2 -W 1 10.99.82.9 >/dev/null; wait`]).catch((e: Error) => e.message);
-      await pmd.stop();
-      const requests = seen.split('\n').filter((l) => l.includes('ICMP echo request'));
-      assert.equal(requests.filter((l) => l.includes('> 02:00:00:00:00:09')).length, 3, seen);
-      assert.equal(requests.filter((l) => l.includes(' 02:00:00:00:00:09 > ')).length, 3, seen);
-      assert.equal(pmd.ethdev.stats(0).opackets, pmd.ethdev.stats(0).ipackets);
-    }));
+    onNamespaces(82, (ns) => testpmd(ns, ['--forward-mode=macswap', '--port-topology=loop'], '', [ns.a]), (ns, pmd) => assertMacswapReflects(ns, pmd, 82), checksummed));
 
   it('queue_count=2 on 2 lcores spreads flows over both queues', () =>
     onNamespaces(
@@ -244,7 +209,7 @@ describe('net_af_xdp between two network namespaces', { skip }, () => {
           assert.ok(s.qIpackets[0]! > 0 && s.qIpackets[1]! > 0, `port ${p} received on both queues: ${s.qIpackets.join(', ')}`);
         }
       },
-      2,
+      { ...checksummed, queues: 2 },
     ));
 
   it('refuses an MTU whose frames do not fit one mbuf buffer, in one line (no multi-buffer AF_XDP)', () => {
@@ -269,16 +234,7 @@ describe('net_af_xdp between two network namespaces', { skip }, () => {
 
   it('takes the port down when its veth is deleted mid-traffic; no crash, pool full, sockets and maps released', async () => {
     const before = fdCount();
-    await onNamespaces(86, (ns) => testpmd(ns, ['--forward-mode=io']), async (ns, pmd) => {
-      await pmd.start();
-      const flood = ns.run(ns.a, ['ping', '-i', '0.002', '-w', '30', '-q', ns.b.addr]).catch(() => '');
-      await until(() => pmd.ethdev.stats(1).opackets > 50, 'traffic through port 1');
-      ip('link', 'del', ns.a.outer);
-      await until(() => !pmd.ethdev.linkUp(0), 'port 0 down');
-      assert.ok(pmd.ethdev.linkUp(1), 'port 1 still up');
-      await pmd.stop();
-      await flood;
-    });
+    await onNamespaces(86, (ns) => testpmd(ns, ['--forward-mode=io']), assertDownWhenDeleted, checksummed);
     assert.equal(fdCount(), before, 'every socket and map fd closed');
   });
 });

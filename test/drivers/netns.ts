@@ -5,12 +5,15 @@
  * python3's http.server and urllib) run inside them with `ip netns exec`.
  * Everything made is removed by `remove()`, which a test calls in `finally`.
  */
+import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Testpmd } from '../../src/apps/testpmd/testpmd.js';
+import { parseTestpmdArgs } from '../../src/apps/testpmd/options.js';
 
 const exec = promisify(execFile);
 
@@ -181,4 +184,66 @@ export async function until(cond: () => boolean, what: string, ms = 60_000): Pro
     if (performance.now() > end) throw new Error(`still waiting after ${ms} ms: ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * testpmd in this process on ports of `driver` (net_af_packet, net_af_xdp...) over the outer veth
+ * ends of `ports`, `devargs` appended to each port's, with an 8192-mbuf pool.
+ */
+export function testpmdOn(driver: string, ns: Netns, args: string[], devargs = '', ports = [ns.a, ns.b], eal: string[] = []): Testpmd {
+  const vdevs = ports.flatMap((s, i) => ['--vdev', `${driver}${i},iface=${s.outer}${devargs}`]);
+  return new Testpmd(parseTestpmdArgs([...eal, ...vdevs, '--', '--total-num-mbufs=8192', ...args]), () => {});
+}
+
+/**
+ * Runs `body` with namespaces on subnet 10.99.`subnet`.0/24 (veths with `queues` queue pairs,
+ * then `prepare`d) and testpmd made by `make` on them, then closes testpmd (which checks the pool
+ * is full) and removes the namespaces, whatever happened.
+ */
+export async function onNamespaces(
+  subnet: number,
+  make: (ns: Netns) => Testpmd,
+  body: (ns: Netns, pmd: Testpmd) => Promise<void>,
+  opts: { queues?: number; prepare?: (ns: Netns) => void } = {},
+): Promise<void> {
+  const ns = new Netns(runTag(), subnet, true, opts.queues ?? 1);
+  try {
+    opts.prepare?.(ns);
+    const pmd = make(ns);
+    try {
+      await body(ns, pmd);
+    } finally {
+      pmd.close();
+    }
+  } finally {
+    ns.remove();
+  }
+}
+
+/**
+ * With `pmd` running macswap on A's port alone (loop topology), A pings an address on
+ * 10.99.`subnet`.0/24 whose MAC it is told: tcpdump in A must see each request go out to that MAC
+ * and come back from it, and the port must send what it received.
+ */
+export async function assertMacswapReflects(ns: Netns, pmd: Testpmd, subnet: number): Promise<void> {
+  await pmd.start();
+  ip('-n', ns.a.ns, 'neigh', 'replace', `10.99.${subnet}.9`, 'lladdr', '02:00:00:00:00:09', 'dev', ns.a.inner);
+  const seen = await ns.run(ns.a, ['sh', '-c', `timeout 20 tcpdump -i ${ns.a.inner} -c 6 -e -n icmp 2>/dev/null & sleep 1; ping -c 3 -i 0.2 -W 1 10.99.${subnet}.9 >/dev/null; wait`]).catch((e: Error) => e.message);
+  await pmd.stop();
+  const requests = seen.split('\n').filter((l) => l.includes('ICMP echo request'));
+  assert.equal(requests.filter((l) => l.includes('> 02:00:00:00:00:09')).length, 3, seen);
+  assert.equal(requests.filter((l) => l.includes(' 02:00:00:00:00:09 > ')).length, 3, seen);
+  assert.equal(pmd.ethdev.stats(0).opackets, pmd.ethdev.stats(0).ipackets);
+}
+
+/** With `pmd` forwarding io between A and B, deletes A's outer veth under a ping flood: port 0 goes down, port 1 stays up. */
+export async function assertDownWhenDeleted(ns: Netns, pmd: Testpmd): Promise<void> {
+  await pmd.start();
+  const flood = ns.run(ns.a, ['ping', '-i', '0.002', '-w', '30', '-q', ns.b.addr]).catch(() => '');
+  await until(() => pmd.ethdev.stats(1).opackets > 50, 'traffic through port 1');
+  ip('link', 'del', ns.a.outer);
+  await until(() => !pmd.ethdev.linkUp(0), 'port 0 down');
+  assert.ok(pmd.ethdev.linkUp(1), 'port 1 still up');
+  await pmd.stop();
+  await flood;
 }

@@ -31,8 +31,8 @@ import { boolArg, intArg } from '../../ethdev/devargs.js';
 import type { Mempool } from '../../mem/mempool.js';
 import { pageSize } from '../../native/memory.js';
 import { requireNative } from '../../native/native.js';
-import { IFF_RUNNING, IFF_UP, ifaceInfo, socketError, type IfaceInfo } from '../../native/packet.js';
-import { HANGUP, watch } from '../../native/watch.js';
+import { ifaceInfo } from '../../native/packet.js';
+import { IfaceLink } from '../iface-link.js';
 import { TPACKET2_HDRLEN } from './af-packet-layout.js';
 import { AfPacketRxQueue, AfPacketTxQueue, PacketQueuePair, pairMemory, RX_MAC_OFFSET, TPACKET_ALIGN, type AfPacketQueueDesc, type RingGeometry } from './queue-pair.js';
 
@@ -68,13 +68,10 @@ export function ringGeometry(dev: string, args: Map<string, string>, mtu: number
 }
 
 class AfPacketDriver implements EthDriver {
-  private readonly iface: string;
-  private readonly ifindex: number;
   private readonly mac: Uint8Array;
   private readonly geometry: RingGeometry;
   private readonly pairs: PacketQueuePair[] = [];
-  private gone = false;
-  private watching = false;
+  private readonly link: IfaceLink;
 
   constructor(private readonly ctx: DriverContext) {
     const dev = ctx.name;
@@ -85,8 +82,7 @@ class AfPacketDriver implements EthDriver {
     const qdiscBypass = boolArg(dev, ctx.args, 'qdisc_bypass');
     const info = ifaceInfo(iface, dev);
     if (!info) throw new ArgError(`${dev}: iface=${iface}: no such interface`);
-    this.iface = iface;
-    this.ifindex = info.ifindex;
+    this.link = new IfaceLink(ctx.name, ctx.portId, iface, info.ifindex);
     this.mac = info.mac;
     const page = pageSize();
     const g = (this.geometry = ringGeometry(dev, ctx.args, info.mtu, page));
@@ -125,32 +121,11 @@ class AfPacketDriver implements EthDriver {
 
   /** Watches the first socket for the error the kernel reports when the interface goes down or away. */
   start(): void {
-    if (this.watching || this.gone || this.pairs.length === 0) return;
-    this.watching = true;
-    const fd = this.pairs[0]!.fd;
-    watch(fd, () => this.onSocketError(fd), HANGUP);
+    if (this.pairs.length !== 0) this.link.start(this.pairs[0]!.fd);
   }
 
   stop(): void {
-    if (!this.watching) return;
-    this.watching = false;
-    requireNative(this.ctx.name).unwatch(this.pairs[0]!.fd);
-  }
-
-  private onSocketError(fd: number): void {
-    socketError(fd); // clears it (ENETDOWN): the watch would fire again
-    this.watching = false;
-    if (this.link() !== null) this.start(); // down but still there: watch for the next change
-  }
-
-  /** The interface now, or null once it has gone (logged once: the port is down for good). */
-  private link(): IfaceInfo | null {
-    if (this.gone) return null;
-    const info = ifaceInfo(this.ifindex, this.ctx.name);
-    if (info) return info;
-    this.gone = true;
-    process.stderr.write(`${this.ctx.name}: iface=${this.iface} has gone; port ${this.ctx.portId} is down\n`);
-    return null;
+    this.link.stop();
   }
 
   close(): void {
@@ -160,8 +135,7 @@ class AfPacketDriver implements EthDriver {
   }
 
   linkUp(): boolean {
-    const info = this.link();
-    return info !== null && (info.flags & (IFF_UP | IFF_RUNNING)) === (IFF_UP | IFF_RUNNING);
+    return this.link.up();
   }
 
   linkSpeed(): number {

@@ -40,10 +40,10 @@ import { boolArg, intArg } from '../../ethdev/devargs.js';
 import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { Mempool } from '../../mem/mempool.js';
+import { IfaceLink } from '../iface-link.js';
 import { mapWindow, pageSize, unmapWindow } from '../../native/memory.js';
 import { NativeUnavailableError, requireNative } from '../../native/native.js';
-import { IFF_RUNNING, IFF_UP, ifaceInfo, packetKicker, socketError, type IfaceInfo } from '../../native/packet.js';
-import { HANGUP, watch } from '../../native/watch.js';
+import { ifaceInfo, packetKicker } from '../../native/packet.js';
 import {
   XDP_PACKET_HEADROOM,
   XDP_PGOFF_RX_RING,
@@ -258,8 +258,7 @@ class AfXdpDriver implements EthDriver {
   private readonly busyBudget: number;
   private readonly queues: XdpQueue[] = [];
   private program: XdpProgram | null = null;
-  private gone = false;
-  private watching = false;
+  private readonly link: IfaceLink;
 
   constructor(private readonly ctx: DriverContext) {
     const dev = (this.dev = ctx.name);
@@ -278,6 +277,7 @@ class AfXdpDriver implements EthDriver {
     this.iface = iface;
     this.ifindex = info.ifindex;
     this.mac = info.mac;
+    this.link = new IfaceLink(ctx.name, ctx.portId, iface, info.ifindex);
     this.mtu = info.mtu;
     const have = rxQueueCount(iface);
     if (have !== 0 && this.startQueue + count > have) {
@@ -437,36 +437,15 @@ class AfXdpDriver implements EthDriver {
     return q;
   }
 
-  /** Watches the first socket for the error the kernel reports when the interface goes away. */
+  /** Watches the first socket for the error the kernel reports when the interface goes down or away. */
   start(): void {
     const missing = this.queues.findIndex((q) => q.fd < 0);
     if (missing >= 0) throw new ArgError(`${this.dev}: queue ${missing} was never set up`);
-    if (this.watching || this.gone) return;
-    this.watching = true;
-    const fd = this.queues[0]!.fd;
-    watch(fd, () => this.onSocketError(fd), HANGUP);
+    this.link.start(this.queues[0]!.fd);
   }
 
   stop(): void {
-    if (!this.watching) return;
-    this.watching = false;
-    requireNative(this.dev).unwatch(this.queues[0]!.fd);
-  }
-
-  private onSocketError(fd: number): void {
-    socketError(fd); // clears it (ENETDOWN): the watch would fire again
-    this.watching = false;
-    if (this.link() !== null) this.start();
-  }
-
-  /** The interface now, or null once it has gone (logged once: the port is down for good). */
-  private link(): IfaceInfo | null {
-    if (this.gone) return null;
-    const info = ifaceInfo(this.ifindex, this.dev);
-    if (info) return info;
-    this.gone = true;
-    process.stderr.write(`${this.dev}: iface=${this.iface} has gone; port ${this.ctx.portId} is down\n`);
-    return null;
+    this.link.stop();
   }
 
   /**
@@ -491,8 +470,7 @@ class AfXdpDriver implements EthDriver {
   }
 
   linkUp(): boolean {
-    const info = this.link();
-    return info !== null && (info.flags & (IFF_UP | IFF_RUNNING)) === (IFF_UP | IFF_RUNNING);
+    return this.link.up();
   }
 
   linkSpeed(): number {
@@ -503,7 +481,7 @@ class AfXdpDriver implements EthDriver {
   xstats(): Record<string, number> {
     const out: Record<string, number> = { rx_dropped: 0, rx_invalid_descs: 0, tx_invalid_descs: 0, rx_ring_full: 0, rx_fill_ring_empty: 0, tx_ring_empty: 0 };
     for (const xq of this.queues) {
-      if (xq.fd < 0 || this.gone) continue;
+      if (xq.fd < 0 || this.link.hasGone()) continue;
       const s = xdpStatistics(this.dev, xq.fd);
       out['rx_dropped']! += s.rxDropped;
       out['rx_invalid_descs']! += s.rxInvalidDescs;
