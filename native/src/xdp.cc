@@ -67,6 +67,14 @@ std::map<int, std::shared_ptr<v8::BackingStore>> umems;
 int Quiet(enum libxdp_print_level, const char*, va_list) { return 0; }
 int QuietBpf(enum libbpf_print_level, const char*, va_list) { return 0; }
 
+/** libbpf's own errors (LIBBPF_ERRNO__*, 4000 and up) have no errno name: thrown as refused, with libbpf's words. */
+Napi::Value ThrowBpf(Napi::Env env, const char* call, int err, const std::string& what) {
+  if (err < 4000) return ThrowSys(env, call, err, what);
+  char buf[128];
+  libbpf_strerror(err, buf, sizeof buf);
+  return ThrowRefused(env, "EINVAL", std::string(call) + " " + what + ": " + buf);
+}
+
 Napi::Value Fail(Napi::Env env, int fd, const char* call, int err, const std::string& what) {
   close(fd);
   return ThrowSys(env, call, err, what);
@@ -98,15 +106,15 @@ Napi::Value XdpProgramAttach(const Napi::CallbackInfo& info) {
   struct xdp_program* prog = file.empty() ? xdp_program__find_file("xsk_def_xdp_prog.o", nullptr, nullptr)
                                           : xdp_program__open_file(file.c_str(), nullptr, nullptr);
   long err = libxdp_get_error(prog);
-  if (err) return ThrowSys(env, "xdp_program__open_file", static_cast<int>(-err), file.empty() ? "xsk_def_xdp_prog.o" : file);
+  if (err) return ThrowBpf(env, "xdp_program__open_file", static_cast<int>(-err), file.empty() ? "xsk_def_xdp_prog.o" : file);
   struct bpf_map* map = bpf_object__find_map_by_name(xdp_program__bpf_obj(prog), "xsks_map");
   if (!map) {
     xdp_program__close(prog);
-    return ThrowRefused(env, "ENOENT", file + ": has no map named xsks_map (an XSKMAP the program redirects to)");
+    return ThrowRefused(env, "ENOENT", "xsks_map " + file + ": the object has no map of that name (the XSKMAP the program redirects to)");
   }
   if (bpf_map__type(map) != BPF_MAP_TYPE_XSKMAP) {
     xdp_program__close(prog);
-    return ThrowRefused(env, "EINVAL", file + ": xsks_map is not a BPF_MAP_TYPE_XSKMAP");
+    return ThrowRefused(env, "EINVAL", "xsks_map " + file + ": not a BPF_MAP_TYPE_XSKMAP");
   }
   // The default program's map is sized here, before the load: one slot per queue id.
   if (file.empty() && bpf_map__max_entries(map) < entries) bpf_map__set_max_entries(map, static_cast<uint32_t>(entries));
@@ -118,7 +126,7 @@ Napi::Value XdpProgramAttach(const Napi::CallbackInfo& info) {
   int progFd = bp ? bpf_program__fd(bp) : -1;
   if (rc || progFd < 0) {
     xdp_program__close(prog);
-    return ThrowSys(env, "bpf_object__load", rc ? -rc : ENOENT, file.empty() ? "xsk_def_xdp_prog.o" : file);
+    return ThrowBpf(env, "bpf_object__load", rc ? -rc : ENOENT, file.empty() ? "xsk_def_xdp_prog.o" : file);
   }
   uint32_t mode = XDP_FLAGS_DRV_MODE;
   rc = bpf_xdp_attach(static_cast<int>(ifindex), progFd, XDP_FLAGS_UPDATE_IF_NOEXIST | mode, nullptr);

@@ -13,7 +13,8 @@
  * same sendto); the rest is control plane.
  */
 import { CapabilityError } from './packet.js';
-import { NativeError, NativeUnavailableError, requireNative, type NativeShim } from './native.js';
+import { ArgError } from '../errors.js';
+import { MapRefusedError, NativeError, NativeUnavailableError, requireNative, type NativeShim } from './native.js';
 
 /** mmap offsets of an XDP socket's rings (linux/if_xdp.h). */
 export const XDP_PGOFF_RX_RING = 0;
@@ -125,14 +126,21 @@ function capability(e: unknown, feature: string, iface: string, what: string, ca
  * `ifindex` through libxdp (its dispatcher, so other programs may stay),
  * native mode first, generic when the driver has no XDP. The default
  * program's map is sized for `entries` queue ids.
- * @throws CapabilityError naming CAP_BPF / CAP_NET_ADMIN; NativeError naming
- * the step; MapRefusedError when `file` has no XSKMAP named xsks_map.
+ * @throws CapabilityError naming CAP_BPF / CAP_NET_ADMIN; ArgError naming
+ * `xdp_prog=FILE` when the file cannot be opened or loaded or has no XSKMAP
+ * named xsks_map; MapRefusedError when the interface has a program already;
+ * NativeError naming the step otherwise.
  */
 export function xdpProgramAttach(feature: string, iface: string, ifindex: number, file: string, entries: number): XdpProgram {
   try {
     return shim(feature).xdpProgramAttach(ifindex, file, entries);
   } catch (e) {
-    throw capability(e, feature, iface, 'loading and attaching an XDP program', 'CAP_BPF and CAP_NET_ADMIN');
+    const c = capability(e, feature, iface, 'loading and attaching an XDP program', 'CAP_BPF and CAP_NET_ADMIN');
+    // A file that is not there, not an XDP object, or has no xsks_map: the devarg is what is wrong.
+    if (c === e && file !== '' && (e instanceof MapRefusedError || (e instanceof NativeError && e.syscall !== 'bpf_xdp_attach'))) {
+      throw new ArgError(`${feature}: xdp_prog=${file}: ${(e as Error).message.replace(` ${file}: `, ': ').replace(/^mapWindow: |^xdpProgramAttach: /, '')}`);
+    }
+    throw c;
   }
 }
 

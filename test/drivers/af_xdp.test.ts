@@ -212,6 +212,27 @@ describe('net_af_xdp between two network namespaces', { skip }, () => {
       { ...checksummed, queues: 2 },
     ));
 
+  it("loads the program xdp_prog names, and refuses a file that is not one with an xsks_map, naming the devarg", async () => {
+    const dir = '/usr/lib/x86_64-linux-gnu/bpf'; // where Debian's libxdp keeps its objects
+    await onNamespaces(
+      89,
+      (ns) => {
+        const bad = (file: string) => () => testpmd(ns, ['--forward-mode=io'], `,xdp_prog=${file}`);
+        assert.throws(bad('/nonexistent.o'), /^ArgError: net_af_xdp0: xdp_prog=\/nonexistent.o: xdp_program__open_file: No such file or directory \(ENOENT\)$/m);
+        assert.throws(bad('/etc/hostname'), /net_af_xdp0: xdp_prog=\/etc\/hostname: xdp_program__open_file: BPF object format invalid/);
+        assert.throws(bad(`${dir}/xdpfilt_alw_all.o`), /xdp_prog=\S+xdpfilt_alw_all.o: xsks_map: the object has no map of that name/);
+        assert.ok(!hasXdp(ns.a.outer), 'no program left behind');
+        return testpmd(ns, ['--forward-mode=io'], `,xdp_prog=${dir}/xsk_def_xdp_prog.o`);
+      },
+      async (ns, pmd) => {
+        await pmd.start();
+        await ns.ping(ns.a, ns.b);
+        await pmd.stop();
+      },
+      checksummed,
+    );
+  });
+
   it('refuses an MTU whose frames do not fit one mbuf buffer, in one line (no multi-buffer AF_XDP)', () => {
     const ns = new Netns(runTag(), 84);
     try {
