@@ -32,6 +32,9 @@
 #include "common.h"
 #include "memory.h"
 
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
 #ifndef SOL_XDP
 #define SOL_XDP 283
 #endif
@@ -91,15 +94,16 @@ Napi::Object Offsets(Napi::Env env, const struct xdp_ring_offset& r) {
   return o;
 }
 
-// xdpProgramAttach(ifindex, file: string ('' for libxdp's xsk_def_xdp_prog.o), entries):
+// xdpProgramAttach(ifindex, file: string ('' for libxdp's xsk_def_xdp_prog.o), entries, frags: boolean):
 //   { handle, mapFd, mode: 'native' | 'skb' }. The program is attached in native
 //   mode, or generic (skb) mode when the driver has no XDP of its own; never over
 //   another program (EBUSY).
 Napi::Value XdpProgramAttach(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   uint64_t ifindex, entries;
-  if (info.Length() != 3 || !ArgSize(info, 0, &ifindex) || !info[1].IsString() || !ArgSize(info, 2, &entries))
-    return ThrowUsage(env, "xdpProgramAttach(ifindex: number, file: string, entries: number)");
+  if (info.Length() != 4 || !ArgSize(info, 0, &ifindex) || !info[1].IsString() || !ArgSize(info, 2, &entries) || !info[3].IsBoolean())
+    return ThrowUsage(env, "xdpProgramAttach(ifindex: number, file: string, entries: number, frags: boolean)");
+  bool frags = info[3].As<Napi::Boolean>();
   std::string file = info[1].As<Napi::String>().Utf8Value();
   libxdp_set_print(Quiet);
   libbpf_set_print(QuietBpf);
@@ -121,12 +125,14 @@ Napi::Value XdpProgramAttach(const Napi::CallbackInfo& info) {
   // libxdp opens and finds the program; libbpf loads and attaches it. (libxdp 1.3's own attach
   // and detach leave a program fd open per use, which a port that comes and goes must not.)
   struct bpf_object* obj = xdp_program__bpf_obj(prog);
-  int rc = bpf_object__load(obj);
-  struct bpf_program* bp = rc ? nullptr : bpf_object__find_program_by_name(obj, xdp_program__name(prog));
-  int progFd = bp ? bpf_program__fd(bp) : -1;
+  struct bpf_program* bp = bpf_object__find_program_by_name(obj, xdp_program__name(prog));
+  // Multi-buffer packets reach only a program that says it handles them (SEC("xdp.frags")).
+  if (bp && frags) bpf_program__set_flags(bp, bpf_program__flags(bp) | BPF_F_XDP_HAS_FRAGS);
+  int rc = bp ? bpf_object__load(obj) : -ENOENT;
+  int progFd = rc ? -1 : bpf_program__fd(bp);
   if (rc || progFd < 0) {
     xdp_program__close(prog);
-    return ThrowBpf(env, "bpf_object__load", rc ? -rc : ENOENT, file.empty() ? "xsk_def_xdp_prog.o" : file);
+    return ThrowBpf(env, "bpf_object__load", rc ? -rc : EBADF, file.empty() ? "xsk_def_xdp_prog.o" : file);
   }
   uint32_t mode = XDP_FLAGS_DRV_MODE;
   rc = bpf_xdp_attach(static_cast<int>(ifindex), progFd, XDP_FLAGS_UPDATE_IF_NOEXIST | mode, nullptr);
@@ -174,7 +180,7 @@ Napi::Value XdpProgramDetach(const Napi::CallbackInfo& info) {
 }
 
 // xdpSocketOpen(buffer, { ifindex, queue, mapFd, umemOffset, umemLength, chunkSize,
-//   rxSize, txSize, fillSize, compSize, sharedFd (-1: own UMEM), busyBudget }):
+//   rxSize, txSize, fillSize, compSize, sharedFd (-1: own UMEM), busyBudget, sg }):
 //   { fd, zeroCopy, rx, tx, fill, comp } with each ring's mmap offsets.
 Napi::Value XdpSocketOpen(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -184,6 +190,7 @@ Napi::Value XdpSocketOpen(const Napi::CallbackInfo& info) {
   uint32_t ifindex = Get(o, "ifindex"), queue = Get(o, "queue"), chunk = Get(o, "chunkSize");
   uint32_t rxSize = Get(o, "rxSize"), txSize = Get(o, "txSize"), fillSize = Get(o, "fillSize"), compSize = Get(o, "compSize");
   uint32_t busy = Get(o, "busyBudget");
+  bool sg = o.Get("sg").ToBoolean();
   int mapFd = o.Get("mapFd").As<Napi::Number>().Int32Value();
   int shared = o.Get("sharedFd").As<Napi::Number>().Int32Value();
   uint64_t off = static_cast<uint64_t>(o.Get("umemOffset").As<Napi::Number>().DoubleValue());
@@ -217,7 +224,7 @@ Napi::Value XdpSocketOpen(const Napi::CallbackInfo& info) {
   sxdp.sxdp_family = AF_XDP;
   sxdp.sxdp_ifindex = ifindex;
   sxdp.sxdp_queue_id = queue;
-  sxdp.sxdp_flags = XDP_USE_NEED_WAKEUP;
+  sxdp.sxdp_flags = XDP_USE_NEED_WAKEUP | (sg ? XDP_USE_SG : 0);
   if (shared >= 0) {
     sxdp.sxdp_flags |= XDP_SHARED_UMEM;
     sxdp.sxdp_shared_umem_fd = static_cast<uint32_t>(shared);

@@ -61,6 +61,8 @@ export interface XdpSocketOptions {
   readonly sharedFd: number;
   /** SO_BUSY_POLL_BUDGET (with SO_PREFER_BUSY_POLL); 0: no busy polling. */
   readonly busyBudget: number;
+  /** XDP_USE_SG: packets may span several UMEM buffers (multi-buffer, kernel 6.6 and later). */
+  readonly sg: boolean;
 }
 
 /** An attached XDP program. */
@@ -83,7 +85,7 @@ export interface XdpStatistics {
 }
 
 interface XdpShim extends NativeShim {
-  xdpProgramAttach?(ifindex: number, file: string, entries: number): XdpProgram;
+  xdpProgramAttach?(ifindex: number, file: string, entries: number, frags: boolean): XdpProgram;
   xdpProgramDetach(handle: number): void;
   xdpSocketOpen(buffer: SharedArrayBuffer, opts: XdpSocketOptions): XdpSocket;
   xdpSocketClose(fd: number, mapFd: number, queue: number): void;
@@ -125,15 +127,17 @@ function capability(e: unknown, feature: string, iface: string, what: string, ca
  * id, passing packets of queues without one to the stack) and attaches it to
  * `ifindex` through libxdp (its dispatcher, so other programs may stay),
  * native mode first, generic when the driver has no XDP. The default
- * program's map is sized for `entries` queue ids.
+ * program's map is sized for `entries` queue ids. With `frags` the program is
+ * loaded as taking multi-buffer packets (BPF_F_XDP_HAS_FRAGS), which an
+ * XDP_USE_SG socket and a veth above one page of MTU need.
  * @throws CapabilityError naming CAP_BPF / CAP_NET_ADMIN; ArgError naming
  * `xdp_prog=FILE` when the file cannot be opened or loaded or has no XSKMAP
  * named xsks_map; MapRefusedError when the interface has a program already;
  * NativeError naming the step otherwise.
  */
-export function xdpProgramAttach(feature: string, iface: string, ifindex: number, file: string, entries: number): XdpProgram {
+export function xdpProgramAttach(feature: string, iface: string, ifindex: number, file: string, entries: number, frags: boolean): XdpProgram {
   try {
-    return shim(feature).xdpProgramAttach(ifindex, file, entries);
+    return shim(feature).xdpProgramAttach(ifindex, file, entries, frags);
   } catch (e) {
     const c = capability(e, feature, iface, 'loading and attaching an XDP program', 'CAP_BPF and CAP_NET_ADMIN');
     // A file that is not there, not an XDP object, or has no xsks_map: the devarg is what is wrong.

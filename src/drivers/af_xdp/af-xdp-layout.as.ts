@@ -31,8 +31,10 @@ export const AFXQ_B_CONS: u32 = 96;
 export const AFXQ_B_FLAGS: u32 = 100;
 export const AFXQ_B_DESCS: u32 = 104;
 export const AFXQ_B_MASK: u32 = 108;
+export const AFXQ_SG: u32 = 116;
 export const AFXQ_FRONT: u32 = 112;
 export const XDP_RING_NEED_WAKEUP: u32 = 1;
+export const XDP_PKT_CONTD: u32 = 1;
 export const XSK_OFFSET_SHIFT: u32 = 16;
 
 // ---- xdpDesc: see af-xdp-layout.ts for why the record is what it is.
@@ -42,4 +44,4 @@ export const XDPD_ADDR_HI: u32 = 4;
 export const XDPD_LEN: u32 = 8;
 export const XDPD_OPTIONS: u32 = 12;
 
-export const AF_XDP_LAYOUT_ID: u32 = 0x8de877a8;
+export const AF_XDP_LAYOUT_ID: u32 = 0x543bcf1f;

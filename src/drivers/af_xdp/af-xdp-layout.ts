@@ -131,12 +131,18 @@ export const AFXQ_W_B_DESCS = 26;
 export const AFXQ_B_MASK = 108;
 /** AFXQ_B_MASK as a u32 index. */
 export const AFXQ_W_B_MASK = 27;
+/** Tx: 1 when the socket is bound with XDP_USE_SG: a chain of UMEM mbufs goes out as one descriptor per segment, XDP_PKT_CONTD on all but the last. (u32 at byte 116) */
+export const AFXQ_SG = 116;
+/** AFXQ_SG as a u32 index. */
+export const AFXQ_W_SG = 29;
 /** Tx, out: packets the last burst moved to the burst's front to be freed (copied into UMEM mbufs, or dropped as too long). (u32 at byte 112) */
 export const AFXQ_FRONT = 112;
 /** AFXQ_FRONT as a u32 index. */
 export const AFXQ_W_FRONT = 28;
 /** A ring's flags bit: the kernel sleeps until woken by a system call on the socket. */
 export const XDP_RING_NEED_WAKEUP = 1;
+/** A descriptor's options bit: the packet goes on in the next descriptor (multi-buffer, XDP_USE_SG). */
+export const XDP_PKT_CONTD = 1;
 /** Unaligned chunks: a received descriptor's data offset is in the address's bits 48..63, the high word's top half (XSK_UNALIGNED_BUF_OFFSET_SHIFT - 32). */
 export const XSK_OFFSET_SHIFT = 16;
 
@@ -160,10 +166,10 @@ export const XDPD_W_ADDR_HI = 1;
 export const XDPD_LEN = 8;
 /** XDPD_LEN as a u32 index. */
 export const XDPD_W_LEN = 2;
-/** XDP_PKT_CONTD for a multi-buffer packet's non-last fragment (never set here: no XDP_USE_SG). (u32 at byte 12) */
+/** XDP_PKT_CONTD on every fragment of a multi-buffer packet but its last. (u32 at byte 12) */
 export const XDPD_OPTIONS = 12;
 /** XDPD_OPTIONS as a u32 index. */
 export const XDPD_W_OPTIONS = 3;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const AF_XDP_LAYOUT_ID = 0x8de877a8;
+export const AF_XDP_LAYOUT_ID = 0x543bcf1f;

@@ -39,10 +39,12 @@ import {
   AFXQ_PORT,
   AFXQ_SCRATCH,
   AFXQ_SCRATCH_COUNT,
+  AFXQ_SG,
   AFXQ_STATS,
   AFXQ_STRIDE,
   AFXQ_TARGET,
   AFXQ_UMEM,
+  XDP_PKT_CONTD,
   XDP_RING_NEED_WAKEUP,
   XDPD_ADDR_HI,
   XDPD_ADDR_LO,
@@ -88,22 +90,25 @@ function refill(q: u32, lc: u32): void {
 }
 
 /**
- * net_af_xdp rx (af_xdp_rx_zc): the descriptors the kernel filled, at most
- * `n`, each naming the buffer of the mbuf it goes up in: that mbuf gets the
- * data offset, the length and the port, without a copy. Then the fill ring
- * is topped up from the pool. Returns how many packets are in `burst`; sets
- * the block's `kick` when nothing came and the kernel wants a wake-up (or
- * busy polling is on). A descriptor outside the arena is skipped.
+ * net_af_xdp rx (af_xdp_rx_zc): the packets the kernel filled, at most `n`,
+ * each descriptor naming the buffer of the mbuf it goes up in: that mbuf gets
+ * the data offset and length, without a copy. A multi-buffer packet (every
+ * descriptor but its last marked XDP_PKT_CONTD) becomes a chain of those
+ * mbufs; the head gets the packet's length, segment count and the port. Only
+ * whole packets are taken. Then the fill ring is topped up from the pool.
+ * Returns how many packets are in `burst`; sets the block's `kick` when
+ * nothing came and the kernel wants a wake-up (or busy polling is on). A
+ * descriptor outside the arena is skipped.
  */
 export function afXdpRx(q: u32, lc: u32, burst: u32, n: u32): u32 {
   const consAt = load<u32>(q, AFXQ_A_CONS);
   const cons = load<u32>(consAt);
-  let k = atomic.load<u32>(load<u32>(q, AFXQ_A_PROD)) - cons;
-  if (k > n) k = n;
+  const avail = atomic.load<u32>(load<u32>(q, AFXQ_A_PROD)) - cons;
+  const descs = load<u32>(q, AFXQ_A_DESCS);
+  const mask = load<u32>(q, AFXQ_A_MASK);
+  let i: u32 = 0;
   let got: u32 = 0;
-  if (k != 0) {
-    const descs = load<u32>(q, AFXQ_A_DESCS);
-    const mask = load<u32>(q, AFXQ_A_MASK);
+  if (avail != 0) {
     const umem = load<u32>(q, AFXQ_UMEM);
     const arena = load<u32>(q, AFXQ_ARENA);
     const arenaEnd = load<u32>(q, AFXQ_ARENA_END);
@@ -112,31 +117,48 @@ export function afXdpRx(q: u32, lc: u32, burst: u32, n: u32): u32 {
     const owned = load<u32>(q, AFXQ_OWNED);
     const port = load<u32>(q, AFXQ_PORT);
     let bytes: u32 = 0;
-    for (let i: u32 = 0; i < k; i++) {
-      const d = descs + (((cons + i) & mask) << 4);
-      const at = umem + load<u32>(d, XDPD_ADDR_LO);
-      if (at < arena || at >= arenaEnd) continue;
-      const idx = (at - arena) / stride;
-      const len = load<u32>(d, XDPD_LEN);
-      const h = first + idx;
-      const r = h << MBUF_SHIFT;
-      store<u8>(owned + idx, 0);
-      store<u16>(r, <u16>(at + (load<u32>(d, XDPD_ADDR_HI) >>> XSK_OFFSET_SHIFT) - load<u32>(r, M_BUF_ADDR)), M_DATA_OFF);
-      store<u16>(r, <u16>len, M_DATA_LEN);
-      store<u32>(r, len, M_PKT_LEN);
+    while (got < n && i < avail) {
+      let end = i;
+      while (end < avail && (load<u32>(descs + (((cons + end) & mask) << 4), XDPD_OPTIONS) & XDP_PKT_CONTD) != 0) end++;
+      if (end == avail) break; // the packet's last fragment is not there yet
+      let head: u32 = 0;
+      let prev: u32 = 0;
+      let total: u32 = 0;
+      let segs: u32 = 0;
+      for (; i <= end; i++) {
+        const d = descs + (((cons + i) & mask) << 4);
+        const at = umem + load<u32>(d, XDPD_ADDR_LO);
+        if (at < arena || at >= arenaEnd) continue;
+        const idx = (at - arena) / stride;
+        const len = load<u32>(d, XDPD_LEN);
+        const h = first + idx;
+        const r = h << MBUF_SHIFT;
+        store<u8>(owned + idx, 0);
+        store<u16>(r, <u16>(at + (load<u32>(d, XDPD_ADDR_HI) >>> XSK_OFFSET_SHIFT) - load<u32>(r, M_BUF_ADDR)), M_DATA_OFF);
+        store<u16>(r, <u16>len, M_DATA_LEN);
+        if (head == 0) head = h;
+        else store<u32>(prev << MBUF_SHIFT, h, M_NEXT);
+        prev = h;
+        total += len;
+        segs++;
+      }
+      if (head == 0) continue;
+      const r = head << MBUF_SHIFT;
+      store<u32>(r, total, M_PKT_LEN);
+      store<u16>(r, <u16>segs, M_NB_SEGS);
       store<u16>(r, <u16>port, M_PORT);
-      store<u32>(burst + (got << 2), h);
+      store<u32>(burst + (got << 2), head);
       got++;
-      bytes += len;
+      bytes += total;
     }
-    atomic.store<u32>(consAt, cons + k);
-    store<u32>(q, load<u32>(q, AFXQ_HELD) - k, AFXQ_HELD);
+    atomic.store<u32>(consAt, cons + i);
+    store<u32>(q, load<u32>(q, AFXQ_HELD) - i, AFXQ_HELD);
     const stats = load<u32>(q, AFXQ_STATS);
     store<f64>(stats, load<f64>(stats, RXQ_STAT_PACKETS) + <f64>got, RXQ_STAT_PACKETS);
     store<f64>(stats, load<f64>(stats, RXQ_STAT_BYTES) + <f64>bytes, RXQ_STAT_BYTES);
   }
   refill(q, lc);
-  const wake = k == 0 && (load<u32>(q, AFXQ_BUSY) != 0 || (atomic.load<u32>(load<u32>(q, AFXQ_B_FLAGS)) & XDP_RING_NEED_WAKEUP) != 0);
+  const wake = i == 0 && (load<u32>(q, AFXQ_BUSY) != 0 || (atomic.load<u32>(load<u32>(q, AFXQ_B_FLAGS)) & XDP_RING_NEED_WAKEUP) != 0);
   store<u32>(q, wake ? 1 : 0, AFXQ_KICK);
   return got;
 }
@@ -181,7 +203,9 @@ function reap(q: u32, lc: u32): void {
 /**
  * net_af_xdp tx (af_xdp_tx_zc): reaps the completion ring, then puts each
  * packet, in order, on the tx ring while it has room: an mbuf of the UMEM's
- * pool (one segment, not shared) goes as it is, its buffer now the kernel's;
+ * pool (not shared; a chain only when the socket has XDP_USE_SG, one
+ * descriptor per segment, each segment unlinked to complete alone) goes as
+ * it is, its buffers now the kernel's;
  * any other is copied into a fresh mbuf of that pool (a chain gathered), and
  * the original moves to the front of `burst` to be freed, as does a packet
  * longer than `frameCap` (dropped, counted as an error). Stops early when the
@@ -206,8 +230,10 @@ export function afXdpTx(q: u32, lc: u32, burst: u32, n: u32): u32 {
   const cap = load<u32>(q, AFXQ_FRAME_CAP);
   const pool = load<u32>(q, AFXQ_POOL);
   const scratch = load<u32>(q, AFXQ_SCRATCH);
+  const sg = load<u32>(q, AFXQ_SG);
   let i: u32 = 0;
   let sent: u32 = 0;
+  let pkts: u32 = 0;
   let bytes: u32 = 0;
   let errors: u32 = 0;
   let front: u32 = 0;
@@ -215,11 +241,38 @@ export function afXdpTx(q: u32, lc: u32, burst: u32, n: u32): u32 {
     const h = load<u32>(burst + (i << 2));
     const r = h << MBUF_SHIFT;
     const len = load<u32>(r, M_PKT_LEN);
-    const buf = load<u32>(r, M_BUF_ADDR);
-    let addr: u32 = 0;
-    if (buf >= arena && buf < arenaEnd && first + (buf - arena) / stride == h && load<u16>(r, M_NB_SEGS) == 1 && load<u16>(r, M_REFCNT) == 1) {
-      store<u8>(owned + (buf - arena) / stride, 1);
-      addr = buf + <u32>load<u16>(r, M_DATA_OFF);
+    // Zero-copy when every segment is an mbuf of the arena with its own buffer, not shared (a chain only with sg).
+    let segs: u32 = 0;
+    for (let s = h; s != 0; s = load<u32>(s << MBUF_SHIFT, M_NEXT)) {
+      const sr = s << MBUF_SHIFT;
+      const sb = load<u32>(sr, M_BUF_ADDR);
+      if (sb < arena || sb >= arenaEnd || first + (sb - arena) / stride != s || load<u16>(sr, M_REFCNT) != 1) {
+        segs = 0;
+        break;
+      }
+      segs++;
+    }
+    if (segs > 1 && sg == 0) segs = 0;
+    if (segs != 0) {
+      if (segs > room - sent) break; // not all its fragments fit: the caller keeps it
+      for (let s = h; s != 0; ) {
+        const sr = s << MBUF_SHIFT;
+        const next = load<u32>(sr, M_NEXT);
+        const sb = load<u32>(sr, M_BUF_ADDR);
+        store<u8>(owned + (sb - arena) / stride, 1);
+        const d = descs + (((prod + sent) & mask) << 4);
+        store<u32>(d, sb + <u32>load<u16>(sr, M_DATA_OFF) - umem, XDPD_ADDR_LO);
+        store<u32>(d, 0, XDPD_ADDR_HI);
+        store<u32>(d, <u32>load<u16>(sr, M_DATA_LEN), XDPD_LEN);
+        store<u32>(d, next != 0 ? XDP_PKT_CONTD : 0, XDPD_OPTIONS);
+        if (next != 0) {
+          // Each segment comes back on its own from the completion ring and is freed alone.
+          store<u32>(sr, 0, M_NEXT);
+          store<u16>(sr, 1, M_NB_SEGS);
+        }
+        sent++;
+        s = next;
+      }
     } else {
       if (len > cap) {
         errors++;
@@ -230,7 +283,7 @@ export function afXdpTx(q: u32, lc: u32, burst: u32, n: u32): u32 {
       if (mempoolAllocBulk(pool, lc, scratch, 1) != 1) break;
       const cr = load<u32>(scratch) << MBUF_SHIFT;
       let dst = mtod(cr);
-      addr = dst;
+      const addr = dst;
       for (let s = r; s != 0; s = load<u32>(s, M_NEXT) << MBUF_SHIFT) {
         const dl = <u32>load<u16>(s, M_DATA_LEN);
         copyBytes(dst, mtod(s), dl);
@@ -239,20 +292,21 @@ export function afXdpTx(q: u32, lc: u32, burst: u32, n: u32): u32 {
       store<u8>(owned + (load<u32>(cr, M_BUF_ADDR) - arena) / stride, 1);
       store<u32>(burst + (front << 2), h);
       front++;
+      const d = descs + (((prod + sent) & mask) << 4);
+      store<u32>(d, addr - umem, XDPD_ADDR_LO);
+      store<u32>(d, 0, XDPD_ADDR_HI);
+      store<u32>(d, len, XDPD_LEN);
+      store<u32>(d, 0, XDPD_OPTIONS);
+      sent++;
     }
-    const d = descs + (((prod + sent) & mask) << 4);
-    store<u32>(d, addr - umem, XDPD_ADDR_LO);
-    store<u32>(d, 0, XDPD_ADDR_HI);
-    store<u32>(d, len, XDPD_LEN);
-    store<u32>(d, 0, XDPD_OPTIONS);
-    sent++;
+    pkts++;
     bytes += len;
   }
   atomic.store<u32>(prodAt, prod + sent);
   const waiting = prod + sent != atomic.load<u32>(consAt);
   store<u32>(q, waiting && (atomic.load<u32>(load<u32>(q, AFXQ_A_FLAGS)) & XDP_RING_NEED_WAKEUP) != 0 ? 1 : 0, AFXQ_KICK);
   const stats = load<u32>(q, AFXQ_STATS);
-  store<f64>(stats, load<f64>(stats, TXQ_STAT_PACKETS) + <f64>sent, TXQ_STAT_PACKETS);
+  store<f64>(stats, load<f64>(stats, TXQ_STAT_PACKETS) + <f64>pkts, TXQ_STAT_PACKETS);
   store<f64>(stats, load<f64>(stats, TXQ_STAT_BYTES) + <f64>bytes, TXQ_STAT_BYTES);
   if (errors != 0) store<f64>(stats, load<f64>(stats, TXQ_STAT_ERRORS) + <f64>errors, TXQ_STAT_ERRORS);
   store<u32>(q, front, AFXQ_FRONT);

@@ -25,8 +25,10 @@
  * Devargs (DPDK's): iface=NAME (required), start_queue=N (0), queue_count=N
  * (1), shared_umem=0|1 (the port's sockets share the first one's UMEM when
  * their pools are the same), xdp_prog=FILE, busy_budget=N (64; 0: no busy
- * polling). A frame must fit one buffer (no multi-buffer AF_XDP): an
- * interface whose MTU needs more is refused with one line.
+ * polling). When the interface's MTU needs more than one buffer per frame
+ * (jumbo frames), the sockets are bound with XDP_USE_SG and the program
+ * loaded for fragments: a packet is a chain of UMEM mbufs, one per fragment,
+ * in both directions.
  *
  * Link: up while the interface is up with carrier. An interface that goes
  * away takes the port down with one line on stderr; the process goes on.
@@ -42,7 +44,7 @@ import { Mbufs } from '../../mem/mbuf.js';
 import { Mempool } from '../../mem/mempool.js';
 import { IfaceLink } from '../iface-link.js';
 import { mapWindow, pageSize, unmapWindow } from '../../native/memory.js';
-import { NativeUnavailableError, requireNative } from '../../native/native.js';
+import { NativeError, NativeUnavailableError, requireNative } from '../../native/native.js';
 import { ifaceInfo, packetKicker } from '../../native/packet.js';
 import {
   XDP_PACKET_HEADROOM,
@@ -88,6 +90,7 @@ import {
   AFXQ_W_PORT,
   AFXQ_W_SCRATCH,
   AFXQ_W_SCRATCH_COUNT,
+  AFXQ_W_SG,
   AFXQ_W_STATS,
   AFXQ_W_STRIDE,
   AFXQ_W_TARGET,
@@ -105,6 +108,8 @@ const MAX_DESC = 4096;
 const DEFAULT_BUSY_BUDGET = 64;
 /** Handles the kernels allocate or free in one run (fill ring top-up, completions). */
 const SCRATCH = 64;
+/** Buffers one packet may span: the kernel's MAX_SKB_FRAGS + 1 (x86-64 default). */
+const MAX_FRAGS = 18;
 /** Ethernet header and one VLAN tag: what a frame holds beyond the MTU. */
 const L2_OVERHEAD = 18;
 
@@ -127,9 +132,9 @@ export function poolArena(pool: Mempool): Arena {
 }
 
 /**
- * The bytes a received frame may have in one of `pool`'s buffers: the
- * kernel puts it XDP_PACKET_HEADROOM into the buffer, and without
- * multi-buffer AF_XDP a frame never spans two.
+ * The bytes of a frame one of `pool`'s buffers takes: the kernel puts data
+ * XDP_PACKET_HEADROOM into each buffer; a larger frame spans several
+ * (multi-buffer AF_XDP).
  */
 export function frameRoom(pool: Mempool): number {
   return pool.bufLen - XDP_PACKET_HEADROOM;
@@ -258,6 +263,8 @@ class AfXdpDriver implements EthDriver {
   private readonly busyBudget: number;
   private readonly queues: XdpQueue[] = [];
   private program: XdpProgram | null = null;
+  /** Whether the program was loaded for multi-buffer frames (BPF_F_XDP_HAS_FRAGS). */
+  private frags = false;
   private readonly link: IfaceLink;
 
   constructor(private readonly ctx: DriverContext) {
@@ -314,25 +321,33 @@ class AfXdpDriver implements EthDriver {
     const dev = this.dev;
     const xq = this.queues[q]!;
     if (xq.fd >= 0) throw new ArgError(`${dev}: rx queue ${q} is set up already (its socket holds the pool's buffers)`);
+    // A frame larger than one buffer spans several (multi-buffer AF_XDP): the socket and the program must say so.
     const room = frameRoom(pool);
-    if (this.mtu + L2_OVERHEAD > room) {
-      throw new ArgError(
-        `${dev}: iface=${this.iface} has MTU ${this.mtu}; an AF_XDP frame must fit one ${pool.bufLen}-byte mbuf buffer less ${XDP_PACKET_HEADROOM} bytes of XDP headroom (multi-buffer AF_XDP is not supported): set the MTU to ${room - L2_OVERHEAD} or less, or give the pool a larger data room`,
-      );
+    const frags = Math.ceil((this.mtu + L2_OVERHEAD) / room);
+    if (frags > MAX_FRAGS) {
+      throw new ArgError(`${dev}: iface=${this.iface} has MTU ${this.mtu}: a frame would span ${frags} of the pool's ${pool.bufLen}-byte buffers (${room} bytes each after ${XDP_PACKET_HEADROOM} of XDP headroom), more than AF_XDP's ${MAX_FRAGS}: lower the MTU or give the pool a larger data room`);
     }
+    const sg = frags > 1;
+    if (sg && this.program && !this.frags) throw new ArgError(`${dev}: rx queue ${q}'s pool needs multi-buffer frames and queue 0's did not: give every queue the same pool`);
     const heap = this.ctx.heap;
     const page = pageSize();
     const arena = poolArena(pool);
     const size = ringSize(nbDesc);
-    this.program ??= xdpProgramAttach(dev, this.iface, this.ifindex, this.prog, this.startQueue + this.queues.length);
+    if (!this.program) {
+      this.program = xdpProgramAttach(dev, this.iface, this.ifindex, this.prog, this.startQueue + this.queues.length, sg);
+      this.frags = sg;
+    }
     const umemOffset = Math.floor(arena.base / page) * page;
     const umemEnd = Math.ceil(arena.end / page) * page;
     let s: XdpSocket;
     try {
-      s = this.openSocket(xq, pool, arena, size, umemOffset, umemEnd);
+      s = this.openSocket(xq, pool, arena, size, umemOffset, umemEnd, sg);
     } catch (e) {
       // The first queue's failure leaves no program behind on the interface (it would outlive the process).
       if (this.queues.every((o) => o.fd < 0)) this.detachProgram();
+      if (sg && e instanceof NativeError && e.syscall === 'bind') {
+        throw new ArgError(`${dev}: iface=${this.iface} has MTU ${this.mtu}, so frames span ${frags} buffers, and the kernel refused multi-buffer AF_XDP (XDP_USE_SG, Linux 6.6 and later): ${e.message}`);
+      }
       throw e;
     }
     xq.fd = s.fd;
@@ -346,6 +361,7 @@ class AfXdpDriver implements EthDriver {
     const comp = this.mapRing(xq, s.comp, XDP_UMEM_PGOFF_COMPLETION_RING, size, 8);
     xq.rxBlock = this.queueBlock(xq, umemOffset, rx, fill);
     xq.txBlock = this.queueBlock(xq, umemOffset, tx, comp);
+    heap.u32[(xq.txBlock >>> 2) + AFXQ_W_SG] = sg ? 1 : 0;
     const w = xq.rxBlock >>> 2;
     heap.u32[w + AFXQ_W_STATS] = stats * 8;
     // Keep a quarter of the pool with the kernel at most: the rest is for the other queues and the application.
@@ -362,7 +378,7 @@ class AfXdpDriver implements EthDriver {
   }
 
   /** Queue `xq`'s socket over `pool`'s arena (or the UMEM of an earlier queue with the same pool, with shared_umem=1). */
-  private openSocket(xq: XdpQueue, pool: Mempool, arena: Arena, size: number, umemOffset: number, umemEnd: number): XdpSocket {
+  private openSocket(xq: XdpQueue, pool: Mempool, arena: Arena, size: number, umemOffset: number, umemEnd: number, sg: boolean): XdpSocket {
     const shared = this.sharedUmem ? this.queues.find((o) => o.fd >= 0 && o.pool?.offset === pool.offset) : undefined;
     return xdpSocketOpen(this.dev, this.iface, this.ctx.heap.memory!, {
       ifindex: this.ifindex,
@@ -377,6 +393,7 @@ class AfXdpDriver implements EthDriver {
       compSize: size,
       sharedFd: shared ? shared.fd : -1,
       busyBudget: this.busyBudget,
+      sg,
     });
   }
 

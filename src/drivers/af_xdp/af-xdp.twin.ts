@@ -36,10 +36,12 @@ import {
   AFXQ_W_PORT,
   AFXQ_W_SCRATCH,
   AFXQ_W_SCRATCH_COUNT,
+  AFXQ_W_SG,
   AFXQ_W_STATS,
   AFXQ_W_STRIDE,
   AFXQ_W_TARGET,
   AFXQ_W_UMEM,
+  XDP_PKT_CONTD,
   XDP_RING_NEED_WAKEUP,
   XDPD_W_ADDR_HI,
   XDPD_W_ADDR_LO,
@@ -112,11 +114,12 @@ class AfXdpTwin extends QueueTwin implements AfXdpOps {
     const w = q >>> 2;
     const consAt = u32[w + AFXQ_W_A_CONS]! >>> 2;
     const cons = u32[consAt]!;
-    const k = Math.min((Atomics.load(i32, u32[w + AFXQ_W_A_PROD]! >>> 2) - cons) >>> 0, n);
+    const avail = (Atomics.load(i32, u32[w + AFXQ_W_A_PROD]! >>> 2) - cons) >>> 0;
+    const descs = u32[w + AFXQ_W_A_DESCS]! >>> 2;
+    const mask = u32[w + AFXQ_W_A_MASK]!;
+    let i = 0;
     let got = 0;
-    if (k !== 0) {
-      const descs = u32[w + AFXQ_W_A_DESCS]! >>> 2;
-      const mask = u32[w + AFXQ_W_A_MASK]!;
+    if (avail !== 0) {
       const umem = u32[w + AFXQ_W_UMEM]!;
       const arena = u32[w + AFXQ_W_ARENA]!;
       const arenaEnd = u32[w + AFXQ_W_ARENA_END]!;
@@ -126,31 +129,47 @@ class AfXdpTwin extends QueueTwin implements AfXdpOps {
       const port = u32[w + AFXQ_W_PORT]!;
       const b = burst >>> 2;
       let bytes = 0;
-      for (let i = 0; i < k; i++) {
-        const d = descs + (((cons + i) & mask) << 2);
-        const at = (umem + u32[d + XDPD_W_ADDR_LO]!) >>> 0;
-        if (at < arena || at >= arenaEnd) continue;
-        const idx = Math.floor((at - arena) / stride);
-        const len = u32[d + XDPD_W_LEN]!;
-        const h = first + idx;
-        const hh = h << MBUF_HALF_SHIFT;
-        u8[owned + idx] = 0;
-        u16[hh + H_DATA_OFF] = at + (u32[d + XDPD_W_ADDR_HI]! >>> XSK_OFFSET_SHIFT) - u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]!;
-        u16[hh + H_DATA_LEN] = len;
-        u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = len;
-        u16[hh + H_PORT] = port;
-        u32[b + got] = h;
+      while (got < n && i < avail) {
+        let end = i;
+        while (end < avail && (u32[descs + (((cons + end) & mask) << 2) + XDPD_W_OPTIONS]! & XDP_PKT_CONTD) !== 0) end++;
+        if (end === avail) break; // the packet's last fragment is not there yet
+        let head = 0;
+        let prev = 0;
+        let total = 0;
+        let segs = 0;
+        for (; i <= end; i++) {
+          const d = descs + (((cons + i) & mask) << 2);
+          const at = (umem + u32[d + XDPD_W_ADDR_LO]!) >>> 0;
+          if (at < arena || at >= arenaEnd) continue;
+          const idx = Math.floor((at - arena) / stride);
+          const len = u32[d + XDPD_W_LEN]!;
+          const h = first + idx;
+          const hh = h << MBUF_HALF_SHIFT;
+          u8[owned + idx] = 0;
+          u16[hh + H_DATA_OFF] = at + (u32[d + XDPD_W_ADDR_HI]! >>> XSK_OFFSET_SHIFT) - u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]!;
+          u16[hh + H_DATA_LEN] = len;
+          if (head === 0) head = h;
+          else u32[(prev << MBUF_WORD_SHIFT) + W_NEXT] = h;
+          prev = h;
+          total += len;
+          segs++;
+        }
+        if (head === 0) continue;
+        u32[(head << MBUF_WORD_SHIFT) + W_PKT_LEN] = total;
+        u16[(head << MBUF_HALF_SHIFT) + H_NB_SEGS] = segs;
+        u16[(head << MBUF_HALF_SHIFT) + H_PORT] = port;
+        u32[b + got] = head;
         got++;
-        bytes += len;
+        bytes += total;
       }
-      Atomics.store(i32, consAt, (cons + k) | 0);
-      u32[w + AFXQ_W_HELD] = u32[w + AFXQ_W_HELD]! - k;
+      Atomics.store(i32, consAt, (cons + i) | 0);
+      u32[w + AFXQ_W_HELD] = u32[w + AFXQ_W_HELD]! - i;
       const stats = u32[w + AFXQ_W_STATS]! >>> 3;
       this.f64[stats + RXQ_PACKETS] += got;
       this.f64[stats + RXQ_BYTES] += bytes;
     }
     this.refill(w);
-    const wake = k === 0 && (u32[w + AFXQ_W_BUSY] !== 0 || (Atomics.load(i32, u32[w + AFXQ_W_B_FLAGS]! >>> 2) & XDP_RING_NEED_WAKEUP) !== 0);
+    const wake = i === 0 && (u32[w + AFXQ_W_BUSY] !== 0 || (Atomics.load(i32, u32[w + AFXQ_W_B_FLAGS]! >>> 2) & XDP_RING_NEED_WAKEUP) !== 0);
     u32[w + AFXQ_W_KICK] = wake ? 1 : 0;
     return got;
   }
@@ -209,20 +228,46 @@ class AfXdpTwin extends QueueTwin implements AfXdpOps {
     const cap = u32[w + AFXQ_W_FRAME_CAP]!;
     const scratch = u32[w + AFXQ_W_SCRATCH]! >>> 2;
     const b = burst >>> 2;
+    const sg = u32[w + AFXQ_W_SG]!;
     let i = 0;
     let sent = 0;
+    let pkts = 0;
     let bytes = 0;
     let errors = 0;
     let front = 0;
     for (; i < n && sent < room; i++) {
       const h = u32[b + i]!;
-      const hh = h << MBUF_HALF_SHIFT;
       const len = u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
-      const buf = u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]!;
-      let addr: number;
-      if (buf >= arena && buf < arenaEnd && first + Math.floor((buf - arena) / stride) === h && u16[hh + H_NB_SEGS] === 1 && u16[hh + H_REFCNT] === 1) {
-        u8[owned + Math.floor((buf - arena) / stride)] = 1;
-        addr = buf + u16[hh + H_DATA_OFF]!;
+      // Zero-copy when every segment is an mbuf of the arena with its own buffer, not shared (a chain only with sg).
+      let segs = 0;
+      for (let s = h; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
+        const sb = u32[(s << MBUF_WORD_SHIFT) + W_BUF_ADDR]!;
+        if (sb < arena || sb >= arenaEnd || first + Math.floor((sb - arena) / stride) !== s || u16[(s << MBUF_HALF_SHIFT) + H_REFCNT] !== 1) {
+          segs = 0;
+          break;
+        }
+        segs++;
+      }
+      if (segs > 1 && sg === 0) segs = 0;
+      if (segs !== 0) {
+        if (segs > room - sent) break; // not all its fragments fit: the caller keeps it
+        for (let s = h; s !== 0; ) {
+          const next = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!;
+          const sb = u32[(s << MBUF_WORD_SHIFT) + W_BUF_ADDR]!;
+          u8[owned + Math.floor((sb - arena) / stride)] = 1;
+          const d = descs + (((prod + sent) & mask) << 2);
+          u32[d + XDPD_W_ADDR_LO] = sb + u16[(s << MBUF_HALF_SHIFT) + H_DATA_OFF]! - umem;
+          u32[d + XDPD_W_ADDR_HI] = 0;
+          u32[d + XDPD_W_LEN] = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
+          u32[d + XDPD_W_OPTIONS] = next !== 0 ? XDP_PKT_CONTD : 0;
+          if (next !== 0) {
+            // Each segment comes back on its own from the completion ring and is freed alone.
+            u32[(s << MBUF_WORD_SHIFT) + W_NEXT] = 0;
+            u16[(s << MBUF_HALF_SHIFT) + H_NB_SEGS] = 1;
+          }
+          sent++;
+          s = next;
+        }
       } else {
         if (len > cap) {
           errors++;
@@ -232,7 +277,7 @@ class AfXdpTwin extends QueueTwin implements AfXdpOps {
         if (this.mp.allocBulk(this.words, 1, scratch) !== 1) break;
         const c = u32[scratch]!;
         let dst = mb.mtod(c);
-        addr = dst;
+        const addr = dst;
         for (let s = h; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
           const dl = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
           const at = mb.mtod(s);
@@ -241,20 +286,21 @@ class AfXdpTwin extends QueueTwin implements AfXdpOps {
         }
         u8[owned + Math.floor((u32[(c << MBUF_WORD_SHIFT) + W_BUF_ADDR]! - arena) / stride)] = 1;
         u32[b + front++] = h;
+        const d = descs + (((prod + sent) & mask) << 2);
+        u32[d + XDPD_W_ADDR_LO] = addr - umem;
+        u32[d + XDPD_W_ADDR_HI] = 0;
+        u32[d + XDPD_W_LEN] = len;
+        u32[d + XDPD_W_OPTIONS] = 0;
+        sent++;
       }
-      const d = descs + (((prod + sent) & mask) << 2);
-      u32[d + XDPD_W_ADDR_LO] = addr - umem;
-      u32[d + XDPD_W_ADDR_HI] = 0;
-      u32[d + XDPD_W_LEN] = len;
-      u32[d + XDPD_W_OPTIONS] = 0;
-      sent++;
+      pkts++;
       bytes += len;
     }
     Atomics.store(i32, prodAt, (prod + sent) | 0);
     const waiting = ((prod + sent) | 0) !== Atomics.load(i32, consAt);
     u32[w + AFXQ_W_KICK] = waiting && (Atomics.load(i32, u32[w + AFXQ_W_A_FLAGS]! >>> 2) & XDP_RING_NEED_WAKEUP) !== 0 ? 1 : 0;
     const stats = u32[w + AFXQ_W_STATS]! >>> 3;
-    this.f64[stats + TXQ_PACKETS] += sent;
+    this.f64[stats + TXQ_PACKETS] += pkts;
     this.f64[stats + TXQ_BYTES] += bytes;
     if (errors !== 0) this.f64[stats + TXQ_ERRORS] += errors;
     u32[w + AFXQ_W_FRONT] = front;
