@@ -8,7 +8,7 @@ import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, assertSameHeaps } from '../helpers.js';
-import { Netns, assertDownWhenDeleted, assertMacswapReflects, fdCount, netnsUnavailable, onNamespaces, testpmdOn, until } from './netns.js';
+import { Netns, assertDownWhenDeleted, assertFlowsSpread, assertJumboForwarded, assertMacswapReflects, fdCount, netnsUnavailable, onNamespaces, testpmdOn, until } from './netns.js';
 
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
 
@@ -125,15 +125,7 @@ describe('net_af_packet between two network namespaces', { skip }, () => {
     onNamespaces(
       73,
       (ns) => testpmd(ns, ['--forward-mode=io', '--rxq=2', '--txq=2', '--nb-cores=2'], ',qpairs=2', [ns.a, ns.b], ['--lcores', '0@0,1@1,2@0']),
-      async (ns, pmd) => {
-        await pmd.start();
-        assert.ok(await ns.httpTransfer(ns.a, ns.b, 64 << 10, 24), 'every fetch brought the bytes');
-        await pmd.stop();
-        for (const p of [0, 1]) {
-          const s = pmd.ethdev.stats(p);
-          assert.ok(s.qIpackets[0]! > 0 && s.qIpackets[1]! > 0, `port ${p} received on both queues: ${s.qIpackets.join(', ')}`);
-        }
-      },
+      assertFlowsSpread,
     ));
 
   it('carries 9000-byte frames intact at MTU 9000 (chained mbufs)', () =>
@@ -143,15 +135,7 @@ describe('net_af_packet between two network namespaces', { skip }, () => {
         ns.mtu(9000);
         return testpmd(ns, ['--forward-mode=io']);
       },
-      async (ns, pmd) => {
-        await pmd.start();
-        // 8972 bytes of ICMP payload, not fragmented: 9000-byte IP packets; ping checks the echoed bytes.
-        const out = await ns.ping(ns.a, ns.b, 3, ['-s', '8972', '-M', 'do']);
-        assert.match(out, /3 received/);
-        assert.doesNotMatch(out, /wrong data byte/);
-        assert.ok(await ns.httpTransfer(ns.a, ns.b, 2 << 20), 'TCP at MTU 9000 brought the bytes');
-        await pmd.stop();
-      },
+      assertJumboForwarded,
     ));
 
   it('takes the port down when its veth is deleted mid-traffic; no crash, pool full, fds released', async () => {

@@ -39,7 +39,7 @@ import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { xdpUnavailable } from '../../src/native/xdp.js';
 import { assertFull, assertSameHeaps } from '../helpers.js';
-import { Netns, assertDownWhenDeleted, assertMacswapReflects, fdCount, ip, netnsUnavailable, onNamespaces, runTag, testpmdOn, until } from './netns.js';
+import { Netns, assertDownWhenDeleted, assertFlowsSpread, assertJumboForwarded, assertMacswapReflects, fdCount, ip, netnsUnavailable, onNamespaces, runTag, testpmdOn, until } from './netns.js';
 
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
 
@@ -208,15 +208,7 @@ describe('net_af_xdp between two network namespaces', { skip }, () => {
     onNamespaces(
       83,
       (ns) => testpmd(ns, ['--forward-mode=io', '--rxq=2', '--txq=2', '--nb-cores=2'], ',queue_count=2', [ns.a, ns.b], ['--lcores', '0@0,1@1,2@0']),
-      async (ns, pmd) => {
-        await pmd.start();
-        assert.ok(await ns.httpTransfer(ns.a, ns.b, 64 << 10, 24), 'every fetch brought the bytes');
-        await pmd.stop();
-        for (const p of [0, 1]) {
-          const s = pmd.ethdev.stats(p);
-          assert.ok(s.qIpackets[0]! > 0 && s.qIpackets[1]! > 0, `port ${p} received on both queues: ${s.qIpackets.join(', ')}`);
-        }
-      },
+      assertFlowsSpread,
       { ...checksummed, queues: 2 },
     ));
 
@@ -248,16 +240,7 @@ describe('net_af_xdp between two network namespaces', { skip }, () => {
         ns.mtu(9000);
         return testpmd(ns, ['--forward-mode=io']);
       },
-      async (ns, pmd) => {
-        await pmd.start();
-        // 8972 bytes of ICMP payload, not fragmented: 9000-byte IP packets; ping checks the echoed bytes.
-        const out = await ns.ping(ns.a, ns.b, 3, ['-s', '8972', '-M', 'do']);
-        assert.match(out, /3 received/);
-        assert.doesNotMatch(out, /wrong data byte/);
-        assert.ok(await ns.httpTransfer(ns.a, ns.b, 2 << 20), 'TCP at MTU 9000 brought the bytes');
-        await pmd.stop();
-        assert.ok(pmd.ethdev.stats(0).ibytes > 3 * 9000, 'the jumbo frames went through port 0');
-      },
+      assertJumboForwarded,
       checksummed,
     ));
 

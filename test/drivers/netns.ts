@@ -247,3 +247,26 @@ export async function assertDownWhenDeleted(ns: Netns, pmd: Testpmd): Promise<vo
   await pmd.stop();
   await flood;
 }
+
+/** With `pmd` forwarding io between A and B at MTU 9000: 9000-byte pings come back intact and a TCP transfer brings its bytes. */
+export async function assertJumboForwarded(ns: Netns, pmd: Testpmd): Promise<void> {
+  await pmd.start();
+  // 8972 bytes of ICMP payload, not fragmented: 9000-byte IP packets; ping checks the echoed bytes.
+  const out = await ns.ping(ns.a, ns.b, 3, ['-s', '8972', '-M', 'do']);
+  assert.match(out, /3 received/);
+  assert.doesNotMatch(out, /wrong data byte/);
+  assert.ok(await ns.httpTransfer(ns.a, ns.b, 2 << 20), 'TCP at MTU 9000 brought the bytes');
+  await pmd.stop();
+  assert.ok(pmd.ethdev.stats(0).ibytes > 3 * 9000, 'the jumbo frames went through port 0');
+}
+
+/** With `pmd` forwarding io on 2 queues per port: 24 HTTP fetches (24 flows) bring their bytes and both ports receive on both queues. */
+export async function assertFlowsSpread(ns: Netns, pmd: Testpmd): Promise<void> {
+  await pmd.start();
+  assert.ok(await ns.httpTransfer(ns.a, ns.b, 64 << 10, 24), 'every fetch brought the bytes');
+  await pmd.stop();
+  for (const p of [0, 1]) {
+    const s = pmd.ethdev.stats(p);
+    assert.ok(s.qIpackets[0]! > 0 && s.qIpackets[1]! > 0, `port ${p} received on both queues: ${s.qIpackets.join(', ')}`);
+  }
+}

@@ -209,6 +209,15 @@ class AfXdpTwin extends QueueTwin implements AfXdpOps {
     Atomics.store(this.i32, consAt, cons | 0);
   }
 
+  /** A tx descriptor at u32 index `d`: UMEM offset `addr`, `len` bytes, `options`. */
+  private putDesc(d: number, addr: number, len: number, options: number): void {
+    const u32 = this.u32;
+    u32[d + XDPD_W_ADDR_LO] = addr;
+    u32[d + XDPD_W_ADDR_HI] = 0;
+    u32[d + XDPD_W_LEN] = len;
+    u32[d + XDPD_W_OPTIONS] = options;
+  }
+
   tx(q: number, lc: number, burst: number, n: number): number {
     const { u8, u16, u32, i32, mb } = this;
     const w = q >>> 2;
@@ -255,11 +264,7 @@ class AfXdpTwin extends QueueTwin implements AfXdpOps {
           const next = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!;
           const sb = u32[(s << MBUF_WORD_SHIFT) + W_BUF_ADDR]!;
           u8[owned + Math.floor((sb - arena) / stride)] = 1;
-          const d = descs + (((prod + sent) & mask) << 2);
-          u32[d + XDPD_W_ADDR_LO] = sb + u16[(s << MBUF_HALF_SHIFT) + H_DATA_OFF]! - umem;
-          u32[d + XDPD_W_ADDR_HI] = 0;
-          u32[d + XDPD_W_LEN] = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
-          u32[d + XDPD_W_OPTIONS] = next !== 0 ? XDP_PKT_CONTD : 0;
+          this.putDesc(descs + (((prod + sent) & mask) << 2), sb + u16[(s << MBUF_HALF_SHIFT) + H_DATA_OFF]! - umem, u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!, next !== 0 ? XDP_PKT_CONTD : 0);
           if (next !== 0) {
             // Each segment comes back on its own from the completion ring and is freed alone.
             u32[(s << MBUF_WORD_SHIFT) + W_NEXT] = 0;
@@ -286,11 +291,7 @@ class AfXdpTwin extends QueueTwin implements AfXdpOps {
         }
         u8[owned + Math.floor((u32[(c << MBUF_WORD_SHIFT) + W_BUF_ADDR]! - arena) / stride)] = 1;
         u32[b + front++] = h;
-        const d = descs + (((prod + sent) & mask) << 2);
-        u32[d + XDPD_W_ADDR_LO] = addr - umem;
-        u32[d + XDPD_W_ADDR_HI] = 0;
-        u32[d + XDPD_W_LEN] = len;
-        u32[d + XDPD_W_OPTIONS] = 0;
+        this.putDesc(descs + (((prod + sent) & mask) << 2), addr - umem, len, 0);
         sent++;
       }
       pkts++;
