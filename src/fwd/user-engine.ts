@@ -105,16 +105,15 @@ export async function loadUserEngine(url: string): Promise<{ setup?(ctx: UserEng
  * The forwarding engine over a loaded user engine on this lcore: runs its
  * `setup`, then per stream receives, calls `burst` and transmits what it
  * kept. A throw or a bad count frees the packets of the burst still
- * referenced and throws an error naming the file and the lcore; the lcore
- * loop then stops every lcore.
- * @throws ArgError when `setup` throws (naming the file and the lcore).
+ * referenced and throws an error naming the file (the lcore loop rethrows
+ * it, named by its lcore, and every lcore stops).
+ * @throws ArgError naming the file when `setup` throws.
  */
 export function userEngine(ctx: FwdContext, url: string, engine: { setup?(ctx: UserEngineContext): void; burst: UserBurstFn }, streams: readonly FwdStream[]): FwdEngine {
   const file = fileURLToPath(url);
-  const lcore = ctx.heap.lcoreId;
   let ops: BurstOps | undefined;
   const uctx: UserEngineContext = {
-    lcoreId: lcore,
+    lcoreId: ctx.heap.lcoreId,
     heap: ctx.heap,
     mbufs: ctx.mb,
     pool: ctx.pool,
@@ -125,7 +124,7 @@ export function userEngine(ctx: FwdContext, url: string, engine: { setup?(ctx: U
   try {
     engine.setup?.(uctx);
   } catch (e) {
-    throw new ArgError(`${file}: engine.setup threw on lcore ${lcore}: ${describe(e)}`);
+    throw new ArgError(`${file}: engine.setup threw ${describe(e)}`);
   }
   const fn = engine.burst;
   const burst = ctx.burst;
@@ -133,7 +132,7 @@ export function userEngine(ctx: FwdContext, url: string, engine: { setup?(ctx: U
   const fail = (fs: FwdStream, n: number, why: string): ArgError => {
     // What the engine did not free goes back; freed ones have refcnt 0 and are skipped.
     for (let i = 0; i < n; i++) if (mb.refcnt(burst[i]!) > 0) mb.free(burst[i]!);
-    return new ArgError(`${file}: engine ${why} on lcore ${lcore} (burst from port ${fs.rxPort} queue ${fs.rxQueue})`);
+    return new ArgError(`${file}: engine ${why} (burst from port ${fs.rxPort} queue ${fs.rxQueue})`);
   };
   return {
     name: file,
