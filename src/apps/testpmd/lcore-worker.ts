@@ -23,7 +23,7 @@ import { Mempool } from '../../mem/mempool.js';
 import type { FwdConfig, FwdContext, FwdStream } from '../../fwd/engine.js';
 import { MAX_PKT_BURST } from '../../fwd/engine.js';
 import { engines } from '../../fwd/index.js';
-import { loadUserEngine, userEngine } from '../../fwd/user-engine.js';
+import { loadUserEngine, userEngine } from '../../api/user-engine.js';
 import { txonly } from '../../fwd/txonly.js';
 import { dumpingRxQueue, retryingTxQueue } from './rxtx-hooks.js';
 

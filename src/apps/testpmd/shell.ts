@@ -11,7 +11,7 @@
 import { createInterface } from 'node:readline';
 import { DpkitError } from '../../errors.js';
 import { engines } from '../../fwd/index.js';
-import { isEnginePath } from '../../fwd/user-engine.js';
+import { isEnginePath } from '../../api/user-engine.js';
 import { deviceInfoBlock, portInfoBlock, portSummary, xstatsBlock } from './display.js';
 import { HELP_BRIEF, HELP_SECTIONS, helpText } from './help.js';
 import type { Testpmd } from './testpmd.js';

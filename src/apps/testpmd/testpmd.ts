@@ -18,7 +18,7 @@ import type { DevInfo } from '../../ethdev/driver.js';
 import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, type FwdPortStats, type Throughput } from './display.js';
 import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdConfig } from '../../fwd/engine.js';
 import { engineChecks, engines } from '../../fwd/index.js';
-import { engineModuleUrl, isEnginePath } from '../../fwd/user-engine.js';
+import { engineModuleUrl, isEnginePath } from '../../api/user-engine.js';
 import type { LcoreDone, LcoreJob, StreamJob } from './lcore-worker.js';
 import type { PortTopology, TestpmdOptions } from './options.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { isEnginePath } from '../../../src/fwd/user-engine.js';
+import { isEnginePath } from '../../../src/api/user-engine.js';
 import { DPKIT, THREE_LCORES } from './run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-user-engine-'));

@@ -9,13 +9,13 @@
 import { resolve } from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { ArgError } from '../errors.js';
-import { lcoreModuleUrl } from '../api/launch.js';
-import { BurstOps } from '../api/burst-ops.js';
+import { lcoreModuleUrl } from './launch.js';
+import { BurstOps } from './burst-ops.js';
 import type { Burst, Heap } from '../eal/heap.js';
 import type { Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
-import { receive, transmit } from './common.js';
-import { FS_FWD_DROPPED, type FwdContext, type FwdEngine, type FwdStream } from './engine.js';
+import { receive, transmit } from '../fwd/common.js';
+import { FS_FWD_DROPPED, type FwdContext, type FwdEngine, type FwdStream } from '../fwd/engine.js';
 
 /** A forwarding stream as a user engine sees it: where its burst came from and where it goes. */
 export interface UserStream {
