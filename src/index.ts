@@ -28,3 +28,4 @@ export { Mbufs, FREE_PENDING_SZ } from './mem/mbuf.js';
 export { OlFlags, OlFlagsHi, PORT_INVALID, PKTMBUF_HEADROOM, MBUF_SIZE } from './mem/mbuf-layout.js';
 export { Ring, RING_F_EXACT_SZ, RING_F_SC_DEQ, RING_F_SP_ENQ } from './ring/ring.js';
 export type { RingDescriptor, RingOptions } from './ring/ring.js';
+export type { UserBurstFn, UserEngine, UserEngineContext, UserStream } from './api/user-engine.js';

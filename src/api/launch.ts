@@ -102,14 +102,15 @@ function remoteError(lcoreId: number, e: NonNullable<LcoreDone['error']>): Lcore
 /**
  * The user's module as a file URL. A `.js` name that does not exist but has a
  * `.ts` beside it names the `.ts` (TypeScript sources import `./x.js` for
- * `./x.ts`; under tsx the lcores load the source).
+ * `./x.ts`; under tsx the lcores load the source). `what` starts the error
+ * messages (the call or option that named the module).
  * @throws ArgError naming the file when neither exists.
  */
-export function lcoreModuleUrl(module: string | URL): URL {
+export function lcoreModuleUrl(module: string | URL, what = 'launch'): URL {
   const url = module instanceof URL ? module : module.startsWith('file:') ? new URL(module) : pathToFileURL(module);
-  if (url.protocol !== 'file:') throw new ArgError(`launch: ${url.href}: lcore modules must be files`);
+  if (url.protocol !== 'file:') throw new ArgError(`${what}: ${url.href}: lcore modules must be files`);
   if (existsSync(url)) return url;
   const ts = new URL(url.href.replace(/\.js$/, '.ts'));
   if (url.href.endsWith('.js') && existsSync(ts)) return ts;
-  throw new ArgError(`launch: ${fileURLToPath(url)}: no such file`);
+  throw new ArgError(`${what}: ${fileURLToPath(url)}: no such file`);
 }

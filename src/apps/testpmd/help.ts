@@ -70,6 +70,7 @@ ${entries([
   ['set portlist (x[,y]*)', 'Set the list of forwarding ports.'],
   [`set fwd (${[...engines.keys()].join('|')})`, 'Set packet forwarding mode.'],
   ['set fwd (mode) retry', 'Set packet forwarding mode with retry.'],
+  ['set fwd (./engine.js|.ts) [retry]', 'Set a user engine module as packet forwarding mode.'],
   ['set eth-peer (port_id) (peer_addr)', 'set the peer address for certain port.'],
   ['set promisc (port_id|all) (on|off)', 'Set the promiscuous mode on port_id, or all.'],
   ['set allmulti (port_id|all) (on|off)', 'Set the allmulti mode on port_id, or all.'],

@@ -5,9 +5,12 @@
  * engine over every stream in turn until the stop flag is set. Optionally
  * first sends `txFirst` bursts of txonly packets on every stream (`start
  * tx_first`). On exit it returns its mempool cache to the shared ring, so
- * the pool is full once ports drain.
+ * the pool is full once ports drain; when the loop threw (a user engine, a
+ * broken capture), it does so too and then rethrows, which stops every lcore.
+ * It reports how many garbage collections ran while it forwarded.
  */
 import { writeSync } from 'node:fs';
+import { GCProfiler } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { drivers } from '../../drivers/index.js';
 import type { QueueDescriptor } from '../../ethdev/driver.js';
@@ -20,6 +23,7 @@ import { Mempool } from '../../mem/mempool.js';
 import type { FwdConfig, FwdContext, FwdStream } from '../../fwd/engine.js';
 import { MAX_PKT_BURST } from '../../fwd/engine.js';
 import { engines } from '../../fwd/index.js';
+import { loadUserEngine, userEngine } from '../../api/user-engine.js';
 import { txonly } from '../../fwd/txonly.js';
 import { dumpingRxQueue, retryingTxQueue } from './rxtx-hooks.js';
 
@@ -41,6 +45,8 @@ export interface LcoreJob {
   datapath: Datapath;
   pool: number;
   engine: string;
+  /** A user engine's module (a file URL): then `engine` only names it. */
+  engineModule?: string;
   config: FwdConfig;
   streams: StreamJob[];
   txFirst: number;
@@ -52,6 +58,13 @@ export interface LcoreJob {
   polled: Int32Array;
   /** Where the dumps of `set verbose` go: stdout, or stderr when stdout carries --json. */
   dumpTo: 'stdout' | 'stderr';
+}
+
+/** The lcore's last message: it stopped cleanly, after `gc` garbage collections while forwarding. */
+export interface LcoreDone {
+  lcoreId: number;
+  done: true;
+  gc: number;
 }
 
 /** How often (in passes over all streams) the loop looks at the stop flag. */
@@ -90,32 +103,58 @@ const streams: FwdStream[] = job.streams.map((s) => ({
   peerMac: s.peerMac,
 }));
 const ctx: FwdContext = { heap, mb: new Mbufs(heap), pool, burst: heap.burst(MAX_PKT_BURST), config: job.config };
-const factory = engines.get(job.engine);
-if (!factory) throw new Error(`unknown forwarding mode ${job.engine}`);
-const engine = factory(ctx);
+const makeEngine = async () => {
+  if (job.engineModule) return userEngine(ctx, job.engineModule, await loadUserEngine(job.engineModule), streams);
+  const factory = engines.get(job.engine);
+  if (!factory) throw new Error(`unknown forwarding mode ${job.engine}`);
+  return factory(ctx);
+};
+const engine = await makeEngine();
 
 const first = job.txFirst > 0 ? txonly(ctx) : null;
 const nb = streams.length;
 
 lcoreReady(ctl, cpu);
+// Counts collections over the forwarding loop: an allocation-free data path makes none.
+const gc = new GCProfiler();
+let failed = false;
+let failure: unknown;
 // Stopped before the launch (another lcore failed its set-up): no burst goes out.
 if (Atomics.load(ctl, CTL_STOP) === 0) {
-  if (first) for (let k = 0; k < job.txFirst; k++) for (const fs of streams) first.fwd(fs);
-  // One pass over every stream before start() returns: statistics read right after show it.
-  for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
-  Atomics.add(job.polled, 0, 1);
-  Atomics.notify(job.polled, 0);
-  for (let pass = 1; ; pass++) {
+  gc.start();
+  try {
+    if (first) for (let k = 0; k < job.txFirst; k++) for (const fs of streams) first.fwd(fs);
+    // One pass over every stream before start() returns: statistics read right after show it.
     for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
-    if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;
+    Atomics.add(job.polled, 0, 1);
+    Atomics.notify(job.polled, 0);
+    for (let pass = 1; ; pass++) {
+      for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
+      if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;
+    }
+  } catch (e) {
+    failed = true;
+    failure = e;
+    Atomics.store(ctl, CTL_STOP, 1); // the others stop at once, not when the main thread hears of it
   }
 }
+const gcCount = gc.stop()?.statistics.length ?? 0;
 
-// Buffered output goes out and files this lcore opened close, before the port is stopped.
-for (const fs of streams) {
-  fs.txq.flush?.();
-  fs.rxq.release?.();
+/** Buffered output goes out and files this lcore opened close, then every pool it touched gets its cached mbufs back. */
+function release(): void {
+  for (const fs of streams) {
+    fs.txq.flush?.();
+    fs.rxq.release?.();
+  }
+  for (let id = 0; id < heap.nbPools; id++) Mempool.byId(heap, id)?.flushCache();
 }
-// Every pool this lcore touched hands its cached mbufs back.
-for (let id = 0; id < heap.nbPools; id++) Mempool.byId(heap, id)?.flushCache();
-parentPort!.postMessage({ lcoreId, done: true });
+if (failed) {
+  try {
+    release();
+  } catch {
+    // The loop's failure is the news; a queue it left broken may refuse to flush.
+  }
+  throw failure;
+}
+release();
+parentPort!.postMessage({ lcoreId, done: true, gc: gcCount } satisfies LcoreDone);

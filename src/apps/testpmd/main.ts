@@ -86,7 +86,8 @@ async function forward(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) =
       datapath: pmd.heap.datapath,
       seconds,
       burst: pmd.config.burst,
-      lcores: pmd.fwdLcoreIds().map((lcore) => ({ lcore, cpu: pmd.cpuOfLcore.get(lcore) ?? null })),
+      // gc: garbage collections in the lcore's worker while it forwarded (0 for an allocation-free data path).
+      lcores: pmd.fwdLcoreIds().map((lcore) => ({ lcore, cpu: pmd.cpuOfLcore.get(lcore) ?? null, gc: pmd.gcOfLcore.get(lcore) ?? null })),
       ports: [...ports].map(([port, s]) => ({ port, ...s, nic: pmd.ethdev.stats(port) })),
       streams: pmd.streamStats().map(({ stats: _slot, ...s }) => s),
       total,

@@ -76,6 +76,7 @@ testpmd options:
   -i, --interactive      interactive prompt
   -a, --auto-start       start forwarding at once (with -i)
   --forward-mode=MODE    io mac macswap 5tswap rxonly txonly flowgen icmpecho csum
+                         or a user engine module: ./engine.js, ./engine.ts
   --nb-cores=N           forwarding lcores (default 1)
   --rxq=N --txq=N        queues per port (default 1)
   --rxd=N --txd=N        descriptors per queue (default: the driver's)

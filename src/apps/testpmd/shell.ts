@@ -11,6 +11,7 @@
 import { createInterface } from 'node:readline';
 import { DpkitError } from '../../errors.js';
 import { engines } from '../../fwd/index.js';
+import { isEnginePath } from '../../api/user-engine.js';
 import { deviceInfoBlock, portInfoBlock, portSummary, xstatsBlock } from './display.js';
 import { HELP_BRIEF, HELP_SECTIONS, helpText } from './help.js';
 import type { Testpmd } from './testpmd.js';
@@ -98,6 +99,12 @@ export async function runShell(pmd: Testpmd, log: Log): Promise<number> {
       else throw e;
     }
   };
+  let failure: unknown;
+  // A failing lcore stops forwarding; the shell says why and reads the next command.
+  pmd.onLcoreFailure = (e) => {
+    failure = e;
+    log(`\n${e.message}`);
+  };
   // Before the prompt reads stdin: piped commands wait in the pipe meanwhile.
   if (pmd.opts.autoStart) await run(pmd.opts.txFirst ? `start tx_first ${pmd.opts.txFirstBursts}` : 'start');
   const rl = createInterface({
@@ -106,11 +113,6 @@ export async function runShell(pmd: Testpmd, log: Log): Promise<number> {
     prompt: 'testpmd> ',
     historySize: 1000,
     completer: (line: string): [string[], string] => [COMPLETIONS.filter((c) => c.startsWith(line)), line],
-  });
-  let failure: unknown;
-  pmd.failed().catch((e: unknown) => {
-    failure = e;
-    log(`\n${e instanceof Error ? e.message : String(e)}`);
   });
   rl.prompt();
   for await (const raw of rl) {
@@ -167,7 +169,7 @@ function token(alt: string, w: string): Arg | undefined {
     case '#word':
       return w;
     case '#mode':
-      return engines.has(w) ? w : undefined;
+      return engines.has(w) || isEnginePath(w) ? w : undefined;
     default:
       return alt === w ? w : undefined;
   }

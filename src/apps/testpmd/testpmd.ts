@@ -18,7 +18,8 @@ import type { DevInfo } from '../../ethdev/driver.js';
 import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, type FwdPortStats, type Throughput } from './display.js';
 import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdConfig } from '../../fwd/engine.js';
 import { engineChecks, engines } from '../../fwd/index.js';
-import type { LcoreJob, StreamJob } from './lcore-worker.js';
+import { engineModuleUrl, isEnginePath } from '../../api/user-engine.js';
+import type { LcoreDone, LcoreJob, StreamJob } from './lcore-worker.js';
 import type { PortTopology, TestpmdOptions } from './options.js';
 
 export interface StreamConf {
@@ -89,6 +90,8 @@ export class Testpmd {
   nbFwdPorts: number;
   readonly config: FwdConfig;
   forwardMode: string;
+  /** The module of a user engine (a file URL) when forwardMode names one (user-engine.ts). */
+  engineModule: string | undefined;
   txFirst = 0;
   /** `set verbose N`: 1 and more print every received packet, as testpmd's rx dump callbacks. */
   verbose = 0;
@@ -103,6 +106,13 @@ export class Testpmd {
   readonly placement: Placement;
   /** Fwd lcore -> the CPU it reported running on, from the last start (absent: floating). */
   cpuOfLcore = new Map<number, number>();
+  /** Fwd lcore -> garbage collections its worker saw while forwarding, from the last clean stop. */
+  gcOfLcore = new Map<number, number>();
+  /**
+   * Told when a forwarding lcore fails while forwarding, once every lcore
+   * has exited and forwarding is off (the shell prints it and goes on).
+   */
+  onLcoreFailure: ((e: Error) => void) | undefined;
   private streams: StreamConf[][] = [];
   /** Port counters when forwarding last started (fwd stats are deltas from here). */
   private fwdBase = new Map<number, EthStats>();
@@ -117,10 +127,11 @@ export class Testpmd {
     readonly opts: TestpmdOptions,
     readonly log: (line: string) => void,
   ) {
-    if (!engines.has(opts.forwardMode)) {
-      throw new ArgError(`--forward-mode=${opts.forwardMode}: unknown (available: ${[...engines.keys()].join(' ')})`);
+    if (!engines.has(opts.forwardMode) && !isEnginePath(opts.forwardMode)) {
+      throw new ArgError(`--forward-mode=${opts.forwardMode}: unknown (available: ${[...engines.keys()].join(' ')}, or an engine module ./file.js|.ts)`);
     }
     this.forwardMode = opts.forwardMode;
+    this.engineModule = isEnginePath(opts.forwardMode) ? engineModuleUrl(opts.forwardMode, `--forward-mode=${opts.forwardMode}`) : undefined;
     this.placement = placeLcores(opts.lcores, opts.lcoreCpus);
     for (const note of this.placement.notes) this.log(`EAL: ${note}`);
     const n = opts.totalNumMbufs;
@@ -288,6 +299,7 @@ export class Testpmd {
         datapath: this.heap.datapath,
         pool: this.pool.offset,
         engine: this.forwardMode,
+        ...(this.engineModule ? { engineModule: this.engineModule } : {}),
         config: this.config,
         txFirst,
         verbose: this.verbose,
@@ -306,7 +318,8 @@ export class Testpmd {
       };
       return { lcoreId: ids[i]!, job, cpus: this.placement.cpus.get(ids[i]!) };
     });
-    const lc = new Lcores('lcore-worker', import.meta.url, launches);
+    // A TypeScript engine module needs tsx in the workers, even when testpmd runs built.
+    const lc = new Lcores('lcore-worker', import.meta.url, launches, import.meta.url.endsWith('.ts') || (this.engineModule?.endsWith('.ts') ?? false));
     this.lcores = lc;
     try {
       await lc.launched();
@@ -317,6 +330,16 @@ export class Testpmd {
       this.lcores = undefined;
       throw e;
     }
+    lc.failed().catch((e: Error) => this.reap(lc, e));
+  }
+
+  /** An lcore failed while forwarding: once all have exited, forwarding is off and onLcoreFailure hears of it, unless stop() took it. */
+  private async reap(lc: Lcores, e: Error): Promise<void> {
+    await lc.wait().catch(() => {});
+    if (this.lcores !== lc) return;
+    this.cpuOfLcore = new Map(lc.cpuOf);
+    this.lcores = undefined;
+    this.onLcoreFailure?.(e);
   }
 
   /** Seconds since the lcores were launched into their loops (0 when not forwarding). */
@@ -338,7 +361,8 @@ export class Testpmd {
     lc.requestStop();
     this.log('Waiting for lcores to finish...');
     try {
-      await lc.wait();
+      const done = (await lc.wait()) as LcoreDone[];
+      this.gcOfLcore = new Map(done.map((d) => [d.lcoreId, d.gc]));
     } finally {
       this.cpuOfLcore = new Map(lc.cpuOf);
       this.lcores = undefined;
@@ -617,9 +641,12 @@ export class Testpmd {
     this.verbose = n;
   }
 
+  /** `set fwd MODE [retry]`: a built-in engine or an engine module (a path, relative to the cwd). */
   setForwardMode(mode: string, retry = false): void {
-    if (!engines.has(mode)) throw new ArgError(`Invalid ${mode} packet forwarding mode`);
+    const user = isEnginePath(mode);
+    if (!engines.has(mode) && !user) throw new ArgError(`Invalid ${mode} packet forwarding mode`);
     if (this.lcores) throw new ArgError('Please stop forwarding first');
+    this.engineModule = user ? engineModuleUrl(mode, `set fwd ${mode}`) : undefined;
     this.retry = retry;
     this.forwardMode = mode;
     this.log(`Set ${mode} packet forwarding mode${retry ? ' with retry' : ''}`);

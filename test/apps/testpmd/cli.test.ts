@@ -90,7 +90,7 @@ describe('dpkit testpmd', () => {
   it('pins lcores as --lcores places them, and refuses lcores on CPUs this machine lacks or may not use', { skip: !native() && 'native shim not built' }, () => {
     const r = testpmd(args(`--lcores 0@0,1@0,2@0 -- --nb-cores=2 --rxq=2 --txq=2 --duration=0.3 --json ${SMALL}`));
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual((JSON.parse(r.stdout) as Json).lcores, [{ lcore: 1, cpu: 0 }, { lcore: 2, cpu: 0 }]);
+    assert.deepEqual((JSON.parse(r.stdout) as Json).lcores.map(({ lcore, cpu }) => ({ lcore, cpu })), [{ lcore: 1, cpu: 0 }, { lcore: 2, cpu: 0 }]);
     // As EAL: -l names CPUs of this machine; more lcores than CPUs take --lcores with @.
     const machine = detectedCpus().length;
     const f = testpmd(args(`-l 0,${machine} -- --duration=0.3`));
