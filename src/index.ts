@@ -13,7 +13,7 @@ export type { LaunchOptions, LcoreResult } from './api/launch.js';
 export type { LcoreContext } from './api/lcore.js';
 export { RxQueueHandle, TxQueueHandle } from './api/queue.js';
 export { BurstOps } from './api/burst-ops.js';
-export type { MacAddrs } from './api/burst-ops.js';
+export type { ChecksumCounts, MacAddrs } from './api/burst-ops.js';
 export { LcoreError } from './eal/launcher.js';
 export { Heap, MAX_LCORES, MAX_POOLS, wasmMemoryProvider } from './eal/heap.js';
 export type { Burst, HeapDescriptor, HeapOptions, MemoryProvider } from './eal/heap.js';
