@@ -20,12 +20,16 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { register } from 'tsx/esm/api';
+
+// The compile and its checks are the ones a user's kernel gets (src/eal/kernel-build.ts).
+register();
+const { compileKernel } = await import('../src/eal/kernel-build.ts');
 
 const SRC = 'src';
 const OUT = 'build/kernels';
 const ENTRY = `${OUT}/entry.ts`;
 const WASM = `${OUT}/dpkit.wasm`;
-const FLAGS = ['-O3', '--noAssert', '--runtime', 'stub', '--importMemory', '--sharedMemory', '--initialMemory', '1', '--maximumMemory', '65536', '--enable', 'threads,simd'];
 
 function mtime(p) {
   try {
@@ -43,24 +47,6 @@ function find(dir, suffix) {
     else if (name.endsWith(suffix)) out.push(p);
   }
   return out;
-}
-
-/** Ids of the sections of a wasm binary; 11 is the data section. */
-function sections(bytes) {
-  const ids = [];
-  let p = 8;
-  while (p < bytes.length) {
-    const id = bytes[p++];
-    let size = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = bytes[p++];
-      size |= (b & 0x7f) << shift;
-      if (!(b & 0x80)) break;
-    }
-    ids.push(id);
-    p += size;
-  }
-  return ids;
 }
 
 function die(msg) {
@@ -109,8 +95,11 @@ try {
 if (old !== entry) writeFileSync(ENTRY, entry);
 
 // 5. Compile when a source is newer than the module.
-const newest = Math.max(...all.map(mtime), mtime(ENTRY), mtime('scripts/build-kernels.js'));
+const newest = Math.max(...all.map(mtime), mtime(ENTRY), mtime('scripts/build-kernels.js'), mtime('src/eal/kernel-build.ts'));
 if (!process.argv.includes('--force') && mtime(WASM) > newest) process.exit(0);
-execFileSync(process.execPath, ['node_modules/assemblyscript/bin/asc.js', ENTRY, '--outFile', WASM, ...FLAGS], { stdio: 'inherit' });
-if (sections(readFileSync(WASM)).includes(11)) die(`${WASM} has a data section; a kernel must not write static data into the shared heap`);
+try {
+  await compileKernel(ENTRY, WASM);
+} catch (e) {
+  die(e.message);
+}
 console.log(`build-kernels: ${WASM} (${kernels.length} kernel files)`);

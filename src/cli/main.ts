@@ -13,6 +13,7 @@ DPDK's data plane in TypeScript: mbufs, mempools, rings, ports, testpmd.
 Commands:
   testpmd [EAL opts] -- [opts]   DPDK's testpmd (dpkit testpmd --help); alone: io on two net_null ports
   bench PRESET|NAME [opts]       A/B benchmark matrices and micro-benchmarks (dpkit bench --help)
+  build-kernel IN.ts -o OUT.wasm Compile your AssemblyScript kernel against dpkit's heap (docs/api.md)
   --version, -v         print the version
   --help, -h            this text
 `;
@@ -37,6 +38,10 @@ export async function main(argv: string[]): Promise<number> {
       // The micro-benchmarks' table lives beside them in bench/, above the app they plug into.
       const [{ benchMain }, { benchmarks }] = await Promise.all([import('../apps/bench/main.js'), import('../../bench/index.js')]);
       return benchMain(rest, benchmarks);
+    }
+    case 'build-kernel': {
+      const { buildKernelMain } = await import('./build-kernel.js');
+      return buildKernelMain(rest);
     }
     default:
       throw new ArgError(`unknown command '${cmd}' (try dpkit --help)`);

@@ -67,6 +67,7 @@ export function wasmMemoryProvider(size: number): MemoryProvider {
   return { memory, buffer: memory.buffer as unknown as SharedArrayBuffer };
 }
 
+/** How Heap.create makes a heap. */
 export interface HeapOptions {
   /** Bytes; rounded up to whole 64 KiB pages. Untouched pages cost no RAM. */
   size: number;
@@ -77,6 +78,13 @@ export interface HeapOptions {
   datapath?: Datapath;
 }
 
+/**
+ * The shared memory of a dpkit process (DPDK's hugepage memory and memzones):
+ * one SharedArrayBuffer (a WebAssembly.Memory when the provider gives one),
+ * its typed views made once, a bump allocator for blocks (`reserve`), bursts,
+ * the pool table and each thread's kernels. Workers open the same bytes from
+ * its descriptor.
+ */
 export class Heap {
   readonly buffer: SharedArrayBuffer;
   readonly memory: WebAssembly.Memory | undefined;
@@ -89,7 +97,7 @@ export class Heap {
   /** Byte-order-explicit access at any offset (fastest JS access for packet headers). */
   readonly view: DataView;
   readonly size: number;
-  /** The kernels over this heap, or null on the TypeScript datapath. */
+  /** @internal The kernels over this heap, or null on the TypeScript datapath (user code: BurstOps, loadKernel). */
   readonly kernels: Kernels | null;
 
   private constructor(provider: HeapDescriptor, readonly lcoreId: number, datapath: Datapath) {
@@ -105,6 +113,7 @@ export class Heap {
     this.kernels = datapath === 'wasm' && this.memory ? loadKernels(this.memory) : null;
   }
 
+  /** 'wasm' when this thread's per-burst work runs in the kernels, 'ts' when in their TypeScript twins. */
   get datapath(): Datapath {
     return this.kernels ? 'wasm' : 'ts';
   }
@@ -216,6 +225,7 @@ export class Heap {
     return Atomics.load(this.i32, POOL_TABLE + id) >>> 0;
   }
 
+  /** Pools created in this heap so far (ids 0..nbPools-1). */
   get nbPools(): number {
     return Atomics.load(this.i32, HEAP_W_NB_POOLS);
   }

@@ -37,11 +37,13 @@ export interface QueueDescriptor {
   readonly [key: string]: unknown;
 }
 
+/** rte_eth_rxconf: an rx queue's settings beyond its descriptors and pool. */
 export interface RxQueueConf {
   /** rx_free_thresh: descriptors refilled at once (drivers with descriptor rings). */
   rxFreeThresh?: number;
 }
 
+/** rte_eth_txconf: a tx queue's settings beyond its descriptors. */
 export interface TxQueueConf {
   /** tx_rs_thresh: descriptors between two report-status requests. */
   txRsThresh?: number;

@@ -78,6 +78,7 @@ export class Ethdev {
   private readonly ports: (Port | undefined)[] = [];
   private readonly f64: Float64Array;
 
+  /** @internal Made by `init` (Eal.ethdev) over the drivers of src/drivers. */
   constructor(
     readonly heap: Heap,
     private readonly drivers: ReadonlyMap<string, DriverSpec>,
@@ -101,6 +102,7 @@ export class Ethdev {
    * Creates a port with a driver made by `make` instead of from devargs, e.g.
    * a net_ring port over given rings (rte_eth_from_rings). `driver` names the
    * spec whose queue openers the port's queues use in other threads.
+   * @internal Drivers' interfaces are not public (yet).
    */
   createWith(driver: string, name: string, make: (ctx: DriverContext) => EthDriver): number {
     const spec = this.drivers.get(driver);
@@ -242,13 +244,14 @@ export class Ethdev {
     return this.port(port).started;
   }
 
-  /** The rx queue object, for a forwarding loop that calls it directly. */
+  /** @internal The rx queue object, for a forwarding loop that calls it directly (user code: Eal.rxQueue). */
   rxQueue(port: number, q: number): RxQueue {
     const rxq = this.port(port).rxq[q];
     if (!rxq) throw new ArgError(`port ${port}: rx queue ${q} not set up`);
     return rxq;
   }
 
+  /** @internal The tx queue object, for a forwarding loop that calls it directly (user code: Eal.txQueue). */
   txQueue(port: number, q: number): TxQueue {
     const txq = this.port(port).txq[q];
     if (!txq) throw new ArgError(`port ${port}: tx queue ${q} not set up`);
@@ -406,14 +409,17 @@ export class Ethdev {
     return this.port(port).devargs;
   }
 
+  /** rte_eth_allmulticast_enable: recorded and reported (the software drivers receive every multicast frame anyway). @throws ArgError for a missing port. */
   allmulticastEnable(port: number): void {
     this.port(port).allmulticast = true;
   }
 
+  /** rte_eth_allmulticast_disable. @throws ArgError for a missing port. */
   allmulticastDisable(port: number): void {
     this.port(port).allmulticast = false;
   }
 
+  /** rte_eth_allmulticast_get: whether all-multicast is on. @throws ArgError for a missing port. */
   allmulticastGet(port: number): boolean {
     return this.port(port).allmulticast;
   }
@@ -445,6 +451,7 @@ export class Ethdev {
     this.port(port).linkAdminUp = true;
   }
 
+  /** rte_eth_dev_set_link_down: see setLinkUp. @throws ArgError for a missing port. */
   setLinkDown(port: number): void {
     this.port(port).linkAdminUp = false;
   }

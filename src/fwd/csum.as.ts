@@ -34,7 +34,7 @@ import {
   l4HdrLen,
   loadBe16,
 } from '../net/headers.as';
-import { FS_STAT_RX_BAD_IP_CSUM, FS_STAT_RX_BAD_L4_CSUM, FWDE_KEEP_HI, FWDS_ENGINE, FWDS_MAC, FWDS_STATS } from './fwd-layout.as';
+import { FS_STAT_RX_BAD_IP_CSUM, FS_STAT_RX_BAD_L4_CSUM, FWDE_FLAGS, FWDE_F_CSUM_NO_MAC, FWDE_KEEP_HI, FWDS_ENGINE, FWDS_MAC, FWDS_STATS } from './fwd-layout.as';
 
 const IP_CKSUM_MASK: u32 = OL_RX_IP_CKSUM_BAD | OL_RX_IP_CKSUM_GOOD;
 const L4_CKSUM_MASK: u32 = OL_RX_L4_CKSUM_BAD | OL_RX_L4_CKSUM_GOOD;
@@ -155,14 +155,17 @@ function csumOne(p: u32, len: u32, ipStatus: u32, l4Status: u32): u64 {
 
 /**
  * csum: for each packet, write the 12 address bytes (peer, then tx port)
- * when it holds an Ethernet header, count bad arrivals from the rx flags
+ * when it holds an Ethernet header (unless the engine's FWDE_F_CSUM_NO_MAC
+ * says `mac-swap off`), count bad arrivals from the rx flags
  * and, when they say nothing, by verifying in software, recompute the IPv4
  * header and UDP/TCP checksums, then set the tx fields (rx flags cleared,
  * TX_IPV4 / TX_IPV6, parsed lengths, tso_segsz 0). The counts are added to
  * the stream's counters.
  */
 export function csum(s: u32, lc: u32, burst: u32, n: u32): void {
-  const keepHi = load<u32>(load<u32>(s, FWDS_ENGINE), FWDE_KEEP_HI);
+  const e = load<u32>(s, FWDS_ENGINE);
+  const keepHi = load<u32>(e, FWDE_KEEP_HI);
+  const macLen: u32 = load<u32>(e, FWDE_FLAGS) & FWDE_F_CSUM_NO_MAC ? 0xffffffff : ETHER_HDR_LEN;
   const w0 = load<u32>(s, FWDS_MAC);
   const w1 = load<u32>(s, FWDS_MAC + 4);
   const w2 = load<u32>(s, FWDS_MAC + 8);
@@ -177,7 +180,7 @@ export function csum(s: u32, lc: u32, burst: u32, n: u32): void {
     const l4Status = rx & L4_CKSUM_MASK;
     if (ipStatus == OL_RX_IP_CKSUM_BAD) badIp++;
     if (l4Status == OL_RX_L4_CKSUM_BAD) badL4++;
-    if (len >= ETHER_HDR_LEN) {
+    if (len >= macLen) {
       store<u32>(p, w0);
       store<u32>(p, w1, 4);
       store<u32>(p, w2, 8);

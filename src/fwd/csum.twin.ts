@@ -18,7 +18,7 @@ import {
 } from '../net/checksum.js';
 import { IPPROTO_TCP, IPPROTO_UDP, TCP_CKSUM_OFF, UDP_CKSUM_OFF, be16, newHdrInfo, parseHeaders, setBe16 } from '../net/headers.js';
 import type { EngineKernel } from './engine.js';
-import { FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FWDE_W_KEEP_HI, FWDS_MAC, FWDS_W_ENGINE, FWDS_W_STATS } from './fwd-layout.js';
+import { FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FWDE_F_CSUM_NO_MAC, FWDE_W_FLAGS, FWDE_W_KEEP_HI, FWDS_MAC, FWDS_W_ENGINE, FWDS_W_STATS } from './fwd-layout.js';
 
 /** DPDK's RTE_MBUF_F_RX_IP_CKSUM_MASK / _L4_: BAD alone = bad, GOOD alone = good, both = none, neither = unknown. */
 const IP_CKSUM_MASK = OlFlags.RX_IP_CKSUM_BAD | OlFlags.RX_IP_CKSUM_GOOD;
@@ -38,7 +38,10 @@ export function csumTwin(heap: Heap, mb: Mbufs): EngineKernel {
   const info = newHdrInfo();
   return (s, _lc, burst, n) => {
     const sw = s >>> 2;
-    const keepHi = u32[(u32[sw + FWDS_W_ENGINE]! >>> 2) + FWDE_W_KEEP_HI]!;
+    const ew = u32[sw + FWDS_W_ENGINE]! >>> 2;
+    const keepHi = u32[ew + FWDE_W_KEEP_HI]!;
+    // mac-swap off: no packet is long enough to get the addresses.
+    const macLen = (u32[ew + FWDE_W_FLAGS]! & FWDE_F_CSUM_NO_MAC) !== 0 ? Infinity : ETHER_HDR_LEN;
     const mac = s + FWDS_MAC;
     const b = burst >>> 2;
     let badIp = 0;
@@ -54,7 +57,7 @@ export function csumTwin(heap: Heap, mb: Mbufs): EngineKernel {
       if (ipStatus === OlFlags.RX_IP_CKSUM_BAD) badIp++;
       if (l4Status === OlFlags.RX_L4_CKSUM_BAD) badL4++;
 
-      if (len >= ETHER_HDR_LEN) {
+      if (len >= macLen) {
         // The peer, then the tx port, as the stream's block holds them.
         for (let k = 0; k < 2 * ETHER_ADDR_LEN; k++) u8[l2 + k] = u8[mac + k]!;
       }

@@ -14,6 +14,7 @@ export const FWDE_IP_VAR: u32 = 28;
 export const FWDE_F_VLAN: u32 = 1;
 export const FWDE_F_QINQ: u32 = 2;
 export const FWDE_F_MULTI_FLOW: u32 = 4;
+export const FWDE_F_CSUM_NO_MAC: u32 = 8;
 
 // ---- fwdStream: see fwd-layout.ts for why the record is what it is.
 export const FWD_STREAM_SIZE: u32 = 128;
@@ -33,4 +34,4 @@ export const FS_STAT_FWD_DROPPED: u32 = 16;
 export const FS_STAT_RX_BAD_IP_CSUM: u32 = 24;
 export const FS_STAT_RX_BAD_L4_CSUM: u32 = 32;
 
-export const FWD_LAYOUT_ID: u32 = 0xaf416ba3;
+export const FWD_LAYOUT_ID: u32 = 0x87126d81;

@@ -48,6 +48,8 @@ export const FWDE_F_VLAN = 1;
 export const FWDE_F_QINQ = 2;
 /** txonly: vary the IPv4 source per packet (--txonly-multi-flow). */
 export const FWDE_F_MULTI_FLOW = 4;
+/** csum: leave the Ethernet addresses as they are (testpmd's `csum mac-swap off`; BurstOps.checksum without addresses). */
+export const FWDE_F_CSUM_NO_MAC = 8;
 
 /**
  * What one engine keeps per stream, beside its engine block: the stream's
@@ -109,4 +111,4 @@ export const FS_STAT_RX_BAD_L4_CSUM = 32;
 export const FS_RX_BAD_L4_CSUM = 4;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const FWD_LAYOUT_ID = 0xaf416ba3;
+export const FWD_LAYOUT_ID = 0x87126d81;

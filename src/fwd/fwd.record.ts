@@ -28,6 +28,7 @@ read their globals. txonly's flow variable is the one field a burst writes.`,
       FWDE_F_VLAN: { value: 1, doc: 'Set vlanTci on every packet (VLAN insert offload; mac sets it whatever the offloads).' },
       FWDE_F_QINQ: { value: 2, doc: 'Set vlanTciOuter on every packet (QinQ insert offload).' },
       FWDE_F_MULTI_FLOW: { value: 4, doc: 'txonly: vary the IPv4 source per packet (--txonly-multi-flow).' },
+      FWDE_F_CSUM_NO_MAC: { value: 8, doc: "csum: leave the Ethernet addresses as they are (testpmd's `csum mac-swap off`; BurstOps.checksum without addresses)." },
     },
   },
   {

@@ -5,7 +5,32 @@
 // mempool caches, its pending array gathers runs of segments (on the stack
 // in DPDK).
 import { HEAP_POOL_TABLE, LCORE_PENDING, LCORE_PENDING_COUNT } from '../eal/heap-layout.as';
-import { MBUF_SHIFT, M_BUF_ADDR, M_BUF_LEN_POOL, M_DATA_OFF, M_DATA_OFF_REFCNT, M_NB_SEGS, M_NB_SEGS_PORT, M_NEXT, M_OL_FLAGS_HI, M_PKT_LEN, M_REFCNT, OL_HI_INDIRECT } from './mbuf-layout.as';
+import {
+  MBUF_SHIFT,
+  M_BUF_ADDR,
+  M_BUF_LEN,
+  M_BUF_LEN_POOL,
+  M_DATA_LEN,
+  M_DATA_OFF,
+  M_DATA_OFF_REFCNT,
+  M_HASH,
+  M_NB_SEGS,
+  M_NB_SEGS_PORT,
+  M_NEXT,
+  M_OL_FLAGS,
+  M_OL_FLAGS_HI,
+  M_PKT_LEN,
+  M_PKT_TYPE,
+  M_PORT,
+  M_REFCNT,
+  M_TIMESTAMP,
+  M_TSO_VLAN_OUTER,
+  M_TX_OFFLOAD,
+  M_VLAN_TCI,
+  OL_HI_EXTERNAL,
+  OL_HI_INDIRECT,
+} from './mbuf-layout.as';
+import { copyBytes } from './copy.as';
 import { CACHE_OBJS, POOL_CACHE_SIZE, POOL_FIRST, POOL_FLAGS, POOL_FLUSH, POOL_F_DEBUG, POOL_N } from './mempool-layout.as';
 import { cacheOf, mempoolPutBulk } from './mempool.as';
 
@@ -128,4 +153,47 @@ export function mbufPktLenSum(burst: u32, n: u32): u32 {
   let sum: u32 = 0;
   for (let i: u32 = 0; i < n; i++) sum += load<u32>(load<u32>(burst + (i << 2)) << MBUF_SHIFT, M_PKT_LEN);
   return sum;
+}
+
+/**
+ * rte_pktmbuf_copy over a burst (twin: mbufCopyTwin in mbuf.twin.ts): each
+ * packet of `src` (all its segments) into the fresh single-segment mbuf at
+ * the same index of `dst` (from rte_pktmbuf_alloc_bulk), with the header
+ * fields rte_pktmbuf_copy copies and its ol_flags less INDIRECT and
+ * EXTERNAL. Returns n, or the index of the first packet longer than its
+ * destination's room (that one and the rest untouched): one segment per copy.
+ */
+export function mbufCopyBulk(src: u32, dst: u32, n: u32): u32 {
+  for (let i: u32 = 0; i < n; i++) {
+    const rs = load<u32>(src + (i << 2)) << MBUF_SHIFT;
+    const rd = load<u32>(dst + (i << 2)) << MBUF_SHIFT;
+    const room = <u32>load<u16>(rd, M_BUF_LEN) - <u32>load<u16>(rd, M_DATA_OFF);
+    const len = load<u32>(rs, M_PKT_LEN);
+    if (len > room) return i;
+    const to = mtod(rd);
+    // Segments until pktLen is copied, at most nbSegs of them (a corrupt chain stops early).
+    let off: u32 = 0;
+    let seg = rs;
+    for (let k: u32 = <u32>load<u16>(rs, M_NB_SEGS); k > 0 && off < len; k--) {
+      let l = <u32>load<u16>(seg, M_DATA_LEN);
+      if (l > len - off) l = len - off;
+      copyBytes(to + off, mtod(seg), l);
+      off += l;
+      const next = load<u32>(seg, M_NEXT);
+      if (next == 0) break;
+      seg = next << MBUF_SHIFT;
+    }
+    store<u16>(rd, <u16>load<u16>(rs, M_PORT), M_PORT);
+    store<u32>(rd, off, M_PKT_LEN);
+    store<u16>(rd, <u16>off, M_DATA_LEN);
+    store<u16>(rd, load<u16>(rs, M_VLAN_TCI), M_VLAN_TCI);
+    store<u32>(rd, load<u32>(rs, M_OL_FLAGS), M_OL_FLAGS);
+    store<u32>(rd, load<u32>(rs, M_OL_FLAGS_HI) & ~(OL_HI_INDIRECT | OL_HI_EXTERNAL), M_OL_FLAGS_HI);
+    store<u32>(rd, load<u32>(rs, M_PKT_TYPE), M_PKT_TYPE);
+    store<u32>(rd, load<u32>(rs, M_TX_OFFLOAD), M_TX_OFFLOAD);
+    store<u32>(rd, load<u32>(rs, M_TSO_VLAN_OUTER), M_TSO_VLAN_OUTER);
+    store<u32>(rd, load<u32>(rs, M_HASH), M_HASH);
+    store<u64>(rd, load<u64>(rs, M_TIMESTAMP), M_TIMESTAMP);
+  }
+  return n;
 }

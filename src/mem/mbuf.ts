@@ -59,6 +59,12 @@ import { Mempool } from './mempool.js';
 export const FREE_PENDING_SZ = LCORE_PENDING_COUNT;
 
 
+/**
+ * The rte_pktmbuf_* operations on mbuf handles of any pool of one heap:
+ * field accessors (one typed-array index each, no allocation), data room
+ * (append, prepend, adj, trim), chains, clones and references, and free.
+ * Make one per thread (it keeps the thread's lcore block).
+ */
 export class Mbufs {
   readonly u8: Uint8Array;
   readonly u16: Uint16Array;
@@ -94,15 +100,19 @@ export class Mbufs {
   bufAddr(h: number): number {
     return this.u32[(h << MBUF_WORD_SHIFT) + W_BUF_ADDR]!;
   }
+  /** buf_len: bytes of the buffer, headroom included. */
   bufLen(h: number): number {
     return this.u16[(h << MBUF_HALF_SHIFT) + H_BUF_LEN]!;
   }
+  /** data_off: where the data starts in the buffer (the headroom). */
   dataOff(h: number): number {
     return this.u16[(h << MBUF_HALF_SHIFT) + H_DATA_OFF]!;
   }
+  /** data_len: bytes of data in this segment. */
   dataLen(h: number): number {
     return this.u16[(h << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
   }
+  /** Sets data_len (no check against the buffer: see append). */
   setDataLen(h: number, len: number): void {
     this.u16[(h << MBUF_HALF_SHIFT) + H_DATA_LEN] = len;
   }
@@ -110,9 +120,11 @@ export class Mbufs {
   pktLen(h: number): number {
     return this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
   }
+  /** Sets pkt_len (the first segment's). */
   setPktLen(h: number, len: number): void {
     this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN] = len;
   }
+  /** nb_segs: segments in the chain (on the first segment). */
   nbSegs(h: number): number {
     return this.u16[(h << MBUF_HALF_SHIFT) + H_NB_SEGS]!;
   }
@@ -120,12 +132,15 @@ export class Mbufs {
   next(h: number): number {
     return this.u32[(h << MBUF_WORD_SHIFT) + W_NEXT]!;
   }
+  /** port: the input port (PORT_INVALID for a fresh mbuf). */
   port(h: number): number {
     return this.u16[(h << MBUF_HALF_SHIFT) + H_PORT]!;
   }
+  /** Sets port. */
   setPort(h: number, port: number): void {
     this.u16[(h << MBUF_HALF_SHIFT) + H_PORT] = port;
   }
+  /** rte_mbuf_refcnt_read: owners of the mbuf (1 for one). */
   refcnt(h: number): number {
     return Atomics.load(this.u16, (h << MBUF_HALF_SHIFT) + H_REFCNT);
   }
@@ -141,6 +156,7 @@ export class Mbufs {
   olFlags(h: number): number {
     return this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS]!;
   }
+  /** Sets ol_flags bits 0..31. */
   setOlFlags(h: number, f: number): void {
     this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS] = f;
   }
@@ -148,12 +164,15 @@ export class Mbufs {
   olFlagsHi(h: number): number {
     return this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI]!;
   }
+  /** Sets ol_flags bits 32..63. */
   setOlFlagsHi(h: number, f: number): void {
     this.u32[(h << MBUF_WORD_SHIFT) + W_OL_FLAGS_HI] = f;
   }
+  /** packet_type (RTE_PTYPE_* bits). */
   pktType(h: number): number {
     return this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_TYPE]!;
   }
+  /** Sets packet_type. */
   setPktType(h: number, t: number): void {
     this.u32[(h << MBUF_WORD_SHIFT) + W_PKT_TYPE] = t;
   }
@@ -161,27 +180,35 @@ export class Mbufs {
   hash(h: number): number {
     return this.u32[(h << MBUF_WORD_SHIFT) + W_HASH]!;
   }
+  /** Sets hash.rss. */
   setHash(h: number, v: number): void {
     this.u32[(h << MBUF_WORD_SHIFT) + W_HASH] = v;
   }
+  /** vlan_tci: the stripped or to-be-inserted VLAN tag. */
   vlanTci(h: number): number {
     return this.u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI]!;
   }
+  /** Sets vlan_tci. */
   setVlanTci(h: number, v: number): void {
     this.u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI] = v;
   }
+  /** vlan_tci_outer: the outer tag (QinQ). */
   vlanTciOuter(h: number): number {
     return this.u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI_OUTER]!;
   }
+  /** Sets vlan_tci_outer. */
   setVlanTciOuter(h: number, v: number): void {
     this.u16[(h << MBUF_HALF_SHIFT) + H_VLAN_TCI_OUTER] = v;
   }
+  /** l2_len (tx offload): L2 header bytes. */
   l2Len(h: number): number {
     return this.u8[(h << MBUF_SHIFT) + B_L2_LEN]!;
   }
+  /** l3_len (tx offload): L3 header bytes. */
   l3Len(h: number): number {
     return this.u16[(h << MBUF_HALF_SHIFT) + H_L3_LEN]!;
   }
+  /** l4_len (tx offload): L4 header bytes. */
   l4Len(h: number): number {
     return this.u8[(h << MBUF_SHIFT) + B_L4_LEN]!;
   }
@@ -192,15 +219,19 @@ export class Mbufs {
     this.u8[b + B_L4_LEN] = l4Len;
     this.u16[(h << MBUF_HALF_SHIFT) + H_L3_LEN] = l3Len;
   }
+  /** tso_segsz: TCP segment size for TSO (0: none). */
   tsoSegsz(h: number): number {
     return this.u16[(h << MBUF_HALF_SHIFT) + H_TSO_SEGSZ]!;
   }
+  /** Sets tso_segsz. */
   setTsoSegsz(h: number, v: number): void {
     this.u16[(h << MBUF_HALF_SHIFT) + H_TSO_SEGSZ] = v;
   }
+  /** RTE_MBUF_CLONED: the mbuf uses another mbuf's buffer (a clone). */
   isIndirect(h: number): boolean {
     return (this.olFlagsHi(h) & OlFlagsHi.INDIRECT) !== 0;
   }
+  /** RTE_MBUF_DIRECT: the mbuf owns its buffer (neither indirect nor external). */
   isDirect(h: number): boolean {
     return (this.olFlagsHi(h) & (OlFlagsHi.INDIRECT | OlFlagsHi.EXTERNAL)) === 0;
   }

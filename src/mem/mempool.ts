@@ -55,6 +55,7 @@ export { MEMPOOL_CACHE_MAX_SIZE };
 /** DPDK's RTE_MBUF_DEFAULT_BUF_SIZE: data room plus headroom. */
 export const MBUF_DEFAULT_BUF_SIZE = MBUF_DEFAULT_DATAROOM + PKTMBUF_HEADROOM;
 
+/** rte_pktmbuf_pool_create's arguments. */
 export interface MempoolOptions {
   name: string;
   /** Number of mbufs. */
@@ -79,6 +80,12 @@ export interface MempoolDescriptor {
 
 const attached = new WeakMap<Heap, Mempool[]>();
 
+/**
+ * rte_mempool of mbufs (rte_pktmbuf_pool): `n` buffers at a fixed stride in
+ * the heap, handed out as integer handles, a ring of free handles shared by
+ * every thread and a per-lcore cache in front of it. get/put and their bulk
+ * forms work on bursts; `inUse()` tells leaks.
+ */
 export class Mempool {
   readonly heap: Heap;
   readonly offset: number;
@@ -252,6 +259,7 @@ export class Mempool {
     return mp;
   }
 
+  /** What a worker passes to Mempool.open to use this pool in the heap it shares. */
   descriptor(): MempoolDescriptor {
     return { offset: this.offset };
   }

@@ -41,11 +41,14 @@ const MAGIC = 0x474e_4952; // "RING"
 
 /** rte_ring's RING_F_* flags. */
 export const RING_F_SP_ENQ = 0x1;
+/** RING_F_SC_DEQ: one consumer thread. */
 export const RING_F_SC_DEQ = 0x2;
+/** RING_F_EXACT_SZ: the capacity is exactly the count asked for. */
 export const RING_F_EXACT_SZ = 0x4;
 /** rte_ring's RTE_RING_SZ_MASK: the largest count. */
 export const RING_SZ_MASK = 0x7fffffff;
 
+/** rte_ring_create's arguments. */
 export interface RingOptions {
   name?: string;
   /** Slots. A power of two unless `exactSize`; the usable capacity is count - 1 then. */
@@ -64,6 +67,11 @@ export interface RingDescriptor {
   readonly name: string;
 }
 
+/**
+ * rte_ring: a fixed array of u32 handles in the shared heap with producer
+ * and consumer head/tail indices moved by Atomics; single- or multi-producer
+ * and consumer, bulk (all or nothing) and burst (as many as fit) operations.
+ */
 export class Ring {
   readonly name: string;
   readonly offset: number;
@@ -148,6 +156,7 @@ export class Ring {
     return new Ring(heap, desc.offset, desc.name);
   }
 
+  /** What a worker passes to Ring.open to use this ring in the heap it shares. */
   descriptor(): RingDescriptor {
     return { offset: this.offset, name: this.name };
   }
@@ -191,14 +200,17 @@ export class Ring {
     return c > this.capacity ? this.capacity : c;
   }
 
+  /** rte_ring_free_count: free slots now (a snapshot when other threads are active). */
   freeCount(): number {
     return this.capacity - this.count();
   }
 
+  /** rte_ring_empty: no object in the ring now. */
   empty(): boolean {
     return this.count() === 0;
   }
 
+  /** rte_ring_full: no free slot now. */
   full(): boolean {
     return this.count() === this.capacity;
   }

@@ -2,10 +2,11 @@
 // (offline: its dependencies come from the npm cache `npm ci` filled), a consumer type-checked
 // against the packaged declarations and run: two net_ring ports forwarded by two lcores.
 // Fails if a public name of src/index.ts is missing from the packaged types or the tarball
-// lacks a file the run needs (the kernels, a worker script).
+// lacks a file the run needs (the kernels, a worker script, what `dpkit build-kernel` compiles a
+// user's AssemblyScript kernel against: as/ and the layout files it imports).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -55,13 +56,25 @@ export function main(ctx: LcoreContext<[number, number][]>): number {
 }
 `;
 
+/** A user's kernel, in AssemblyScript against the packaged dpkit/as: the bytes of a burst. */
+const KERNEL = `import { mbufAt, pktLen } from 'dpkit/as';
+export function sumLen(burst: u32, n: u32): u32 {
+  let s: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) s += pktLen(mbufAt(burst, i));
+  return s;
+}
+`;
+
+/** The public generic types, with type arguments to name them by. */
+const TYPE_ARGS: Record<string, string> = { LcoreContext: '<unknown>', UserKernel: '<string>' };
+
 function consumer(names: { values: string[]; types: string[] }): string {
   return `import * as dpkit from 'dpkit';
 import { init, type Eal } from 'dpkit';
 
 // Every public name, checked by the type-checker against the packaged declarations.
 export const values: (keyof typeof dpkit)[] = ${JSON.stringify(names.values)};
-export type Types = [${names.types.map((t) => `dpkit.${t}${t === 'LcoreContext' ? '<unknown>' : ''}`).join(', ')}];
+export type Types = [${names.types.map((t) => `dpkit.${t}${TYPE_ARGS[t] ?? ''}`).join(', ')}];
 
 function portUp(eal: Eal, port: number): void {
   eal.ethdev.configure(port, 1, 1);
@@ -82,8 +95,15 @@ while (eal.ethdev.stats(0).opackets < 1000 || eal.ethdev.stats(1).opackets < 100
 const results = await run.stop();
 const rx = eal.ethdev.stats(0).ipackets + eal.ethdev.stats(1).ipackets;
 const fwd = results.reduce((a, r) => a + r.value, 0);
+// The user's kernel, built by \`dpkit build-kernel\` from the installed package, over a burst of 4 x 60 bytes.
+const { sumLen } = dpkit.loadKernel(eal.heap, 'kernel.wasm', ['sumLen']);
+const four = eal.burst(4);
+eal.pool.allocBulk(four, 4);
+for (let i = 0; i < 4; i++) eal.mbufs.append(four[i]!, 60);
+const kernelSum = sumLen(four.byteOffset, 4);
+eal.mbufs.freeBulk(four, 4);
 await eal.close();
-console.log(JSON.stringify({ lcores: results.map((r) => r.lcoreId), rx, fwd, full: eal.pool.full(), datapath: eal.heap.datapath }));
+console.log(JSON.stringify({ lcores: results.map((r) => r.lcoreId), rx, fwd, full: eal.pool.full(), datapath: eal.heap.datapath, kernelSum }));
 `;
 }
 
@@ -106,12 +126,17 @@ it('installs from the tarball, type-checks every public name and forwards on two
     }),
   );
   run(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
-  const out = JSON.parse(run(process.execPath, ['out/consumer.js'], dir).trim().split('\n').at(-1)!) as { lcores: number[]; rx: number; fwd: number; full: boolean; datapath: string };
+  // The project's own AssemblyScript (as \`npm install -D assemblyscript\` would give it), then its kernel.
+  symlinkSync(join(repo, 'node_modules/assemblyscript'), join(dir, 'node_modules/assemblyscript'));
+  writeFileSync(join(dir, 'kernel.as.ts'), KERNEL);
+  run(process.execPath, ['node_modules/dpkit/bin/dpkit.js', 'build-kernel', 'kernel.as.ts', '-o', 'kernel.wasm'], dir);
+  const out = JSON.parse(run(process.execPath, ['out/consumer.js'], dir).trim().split('\n').at(-1)!) as { lcores: number[]; rx: number; fwd: number; full: boolean; datapath: string; kernelSum: number };
   assert.deepEqual(out.lcores, [1, 2]);
   assert.ok(out.fwd >= 2000, `forwarded ${out.fwd}`);
   assert.equal(out.rx, out.fwd, 'rx = tx (a net_ring queue never refuses 64 packets)');
   assert.ok(out.full, 'every mbuf back in the pool');
   assert.equal(out.datapath, 'wasm', 'the kernels shipped in the tarball');
+  assert.equal(out.kernelSum, 240, "the user's kernel, built from the tarball's dpkit/as, read the burst");
 });
 
 it('keeps deep paths private: only the entry and package.json are exported', () => {
