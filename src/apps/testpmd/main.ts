@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ArgError } from '../../errors.js';
 import { pinThisThread } from '../../eal/affinity.js';
 import { parseTestpmdArgs, TESTPMD_USAGE, type TestpmdOptions } from './options.js';
+import { startObservers } from './observe.js';
 import { runShell } from './shell.js';
 import { Testpmd } from './testpmd.js';
 
@@ -36,7 +37,16 @@ export async function testpmdMain(argv: string[]): Promise<number> {
   const pmd = new Testpmd(opts, log);
   // The main lcore's thread too, as EAL pins it (only here: Testpmd may run inside a test process).
   pinThisThread(pmd.placement.cpus.get(opts.mainLcore));
-  if (opts.interactive) return runShell(pmd, log);
+  const observers = startObservers(pmd, opts, (line) => process.stderr.write(line + '\n'));
+  try {
+    return opts.interactive ? await runShell(pmd, log) : await forward(pmd, opts, log, out);
+  } finally {
+    observers.close();
+  }
+}
+
+/** The non-interactive run: forwards until stopped, prints the final statistics (and --json), closes the ports. */
+async function forward(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) => void, out: NodeJS.WriteStream): Promise<number> {
 
   log('No commandline core given, start packet forwarding');
   let failure: unknown;

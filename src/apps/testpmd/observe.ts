@@ -1,0 +1,65 @@
+/**
+ * testpmd seen from outside while it runs: DPDK's telemetry socket (on by
+ * default, as EAL's; --no-telemetry turns it off). Everything here runs on
+ * the main thread and only reads the shared counters the lcores write.
+ */
+import { Mempool } from '../../mem/mempool.js';
+import { Ring } from '../../ring/ring.js';
+import { registerEal, registerEthdev, registerMempools, registerRings } from '../../telemetry/commands.js';
+import { TelemetryInUseError, TelemetryServer } from '../../telemetry/server.js';
+import { TelemetryRegistry } from '../../telemetry/telemetry.js';
+import type { TestpmdOptions } from './options.js';
+import type { Testpmd } from './testpmd.js';
+
+/** The program name /eal/params shows first, as DPDK shows argv[0]. */
+const PROGRAM = 'dpkit-testpmd';
+
+/** What `startObservers` started; `close` stops it all and removes the socket file. */
+export interface Observers {
+  readonly telemetry: TelemetryServer | undefined;
+  close(): void;
+}
+
+/** Every pool in the heap, as this thread sees them (rte_mempool_walk). */
+export function heapPools(pmd: Testpmd): Mempool[] {
+  const out: Mempool[] = [];
+  for (let id = 0; id < pmd.heap.nbPools; id++) {
+    const mp = Mempool.byId(pmd.heap, id);
+    if (mp) out.push(mp);
+  }
+  return out;
+}
+
+/** The telemetry commands of a testpmd: DPDK's, then dpkit's own under /dpkit. */
+export function testpmdTelemetry(pmd: Testpmd, opts: TestpmdOptions): TelemetryRegistry {
+  const reg = new TelemetryRegistry();
+  registerEal(reg, PROGRAM, opts.observe.ealArgs, opts.observe.appArgs);
+  registerEthdev(reg, pmd.ethdev, pmd.pool.bufLen);
+  registerMempools(reg, () => heapPools(pmd));
+  registerRings(reg, () => Ring.list(pmd.heap));
+  reg.register('/dpkit/streams', "Returns each forwarding stream's ports, queues, lcore and counters. Takes no parameters", () =>
+    pmd.streamStats().map(({ stats: _slot, ...s }) => ({ rx_port: s.rxPort, rx_queue: s.rxQueue, tx_port: s.txPort, tx_queue: s.txQueue, lcore: s.lcore, rx_packets: s.rxPackets, tx_packets: s.txPackets, fwd_dropped: s.fwdDropped })),
+  );
+  return reg;
+}
+
+/**
+ * Starts the telemetry socket when asked for. A socket in use by another
+ * process, or a directory that cannot be made, is one line on `warn` and no
+ * telemetry, as EAL goes on without it.
+ */
+export function startObservers(pmd: Testpmd, opts: TestpmdOptions, warn: (line: string) => void): Observers {
+  let telemetry: TelemetryServer | undefined;
+  if (opts.observe.telemetry) {
+    try {
+      telemetry = new TelemetryServer(testpmdTelemetry(pmd, opts), opts.observe.filePrefix);
+    } catch (e) {
+      if (!(e instanceof TelemetryInUseError) && !(e instanceof Error && 'code' in e)) throw e;
+      warn(`TELEMETRY: ${(e as Error).message}; no telemetry`);
+    }
+  }
+  return {
+    telemetry,
+    close: () => telemetry?.close(),
+  };
+}
