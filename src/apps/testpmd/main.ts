@@ -10,6 +10,7 @@ import { ArgError } from '../../errors.js';
 import { pinThisThread } from '../../eal/affinity.js';
 import { parseTestpmdArgs, TESTPMD_USAGE, type TestpmdOptions } from './options.js';
 import { startObservers } from './observe.js';
+import { RateSampler } from './sampler.js';
 import { runShell } from './shell.js';
 import { Testpmd } from './testpmd.js';
 
@@ -91,7 +92,8 @@ async function forward(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) =
       total,
       mpps: { rx: seconds > 0 ? total.rxPackets / seconds / 1e6 : 0, tx: seconds > 0 ? total.txPackets / seconds / 1e6 : 0 },
     };
-    process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+    // With --stats-period the periodic objects came as JSON lines: the final one is a line too.
+    process.stdout.write(JSON.stringify(json, null, opts.statsPeriod > 0 ? undefined : 2) + '\n');
   }
   log('');
   pmd.close();
@@ -130,7 +132,11 @@ async function untilStopped(pmd: Testpmd, opts: TestpmdOptions, log: (line: stri
     if (opts.duration > 0) due();
     if (opts.statsPeriod > 0) {
       pmd.portStatsText(); // sets the "since last show" baseline
+      const sampler = opts.json ? new RateSampler(pmd) : undefined;
+      sampler?.sample();
       periodic = setInterval(() => {
+        // --json: one object per period on stdout (JSON lines), the text still on stderr.
+        if (sampler) process.stdout.write(JSON.stringify({ period: true, ...sampler.sample() }) + '\n');
         const clear = out.isTTY ? '\x1b[2J\x1b[1;1H' : '';
         log(`${clear}\nPort statistics ====================================\n${pmd.portStatsText()}`);
       }, opts.statsPeriod * 1000);

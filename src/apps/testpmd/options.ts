@@ -117,7 +117,8 @@ testpmd options:
   --tx-udp=SRC[,DST]     UDP ports of generated packets
 dpkit options:
   --duration=S           forward S seconds, print the final statistics, exit
-  --json                 final statistics as JSON on stdout (messages go to stderr)
+  --json                 final statistics as JSON on stdout (messages go to stderr); with
+                         --stats-period also one JSON line per period (JSON lines)
   --datapath=wasm|ts     WebAssembly kernels (default) or their TypeScript twins
   --record-core-cycles   per-lcore busy time (ns: JavaScript has no TSC) in the forward statistics
   --record-burst-stats   rx/tx burst size spread in the forward statistics
