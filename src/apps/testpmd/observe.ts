@@ -40,6 +40,21 @@ export function testpmdTelemetry(pmd: Testpmd, opts: TestpmdOptions): TelemetryR
   reg.register('/dpkit/streams', "Returns each forwarding stream's ports, queues, lcore and counters. Takes no parameters", () =>
     pmd.streamStats().map(({ stats: _slot, ...s }) => ({ rx_port: s.rxPort, rx_queue: s.rxQueue, tx_port: s.txPort, tx_queue: s.txQueue, lcore: s.lcore, rx_packets: s.rxPackets, tx_packets: s.txPackets, fwd_dropped: s.fwdDropped })),
   );
+  reg.register('/dpkit/lcores', 'Returns each forwarding lcore\'s busy and total time in ns (recorded with --record-core-cycles, --metrics or --web; null otherwise). Takes no parameters', () => {
+    const cycles = new Map(pmd.lcoreCycles().map((c) => [c.lcore, c]));
+    return pmd.fwdLcoreIds().map((lcore) => {
+      const c = cycles.get(lcore);
+      return {
+        lcore,
+        cpu: pmd.cpuOfLcore.get(lcore) ?? null,
+        busy_ns: c ? Math.round(c.busyNs) : null,
+        total_ns: c ? Math.round(c.totalNs) : null,
+        busy_polls: c?.busyPolls ?? null,
+        idle_polls: c?.idlePolls ?? null,
+        packets: c?.packets ?? null,
+      };
+    });
+  });
   return reg;
 }
 
