@@ -38,7 +38,13 @@ export async function testpmdMain(argv: string[]): Promise<number> {
   const pmd = new Testpmd(opts, log);
   // The main lcore's thread too, as EAL pins it (only here: Testpmd may run inside a test process).
   pinThisThread(pmd.placement.cpus.get(opts.mainLcore));
-  const observers = startObservers(pmd, opts, (line) => process.stderr.write(line + '\n'));
+  let observers;
+  try {
+    observers = await startObservers(pmd, opts, (line) => process.stderr.write(line + '\n'));
+  } catch (e) {
+    pmd.close();
+    throw e;
+  }
   try {
     return opts.interactive ? await runShell(pmd, log) : await forward(pmd, opts, log, out);
   } finally {

@@ -1,9 +1,13 @@
 /**
  * testpmd seen from outside while it runs: DPDK's telemetry socket (on by
- * default, as EAL's; --no-telemetry turns it off). Everything here runs on
- * the main thread and only reads the shared counters the lcores write.
+ * default, as EAL's; --no-telemetry turns it off), Prometheus /metrics with
+ * --metrics. Everything here runs on the main thread and only reads the
+ * shared counters the lcores write.
  */
 import { Mempool } from '../../mem/mempool.js';
+import { renderMetrics } from '../../metrics/exposition.js';
+import { MetricsServer } from '../../metrics/server.js';
+import { testpmdMetrics } from './metrics.js';
 import { Ring } from '../../ring/ring.js';
 import { registerEal, registerEthdev, registerMempools, registerRings } from '../../telemetry/commands.js';
 import { TelemetryInUseError, TelemetryServer } from '../../telemetry/server.js';
@@ -17,6 +21,7 @@ const PROGRAM = 'dpkit-testpmd';
 /** What `startObservers` started; `close` stops it all and removes the socket file. */
 export interface Observers {
   readonly telemetry: TelemetryServer | undefined;
+  readonly metrics: MetricsServer | undefined;
   close(): void;
 }
 
@@ -59,11 +64,12 @@ export function testpmdTelemetry(pmd: Testpmd, opts: TestpmdOptions): TelemetryR
 }
 
 /**
- * Starts the telemetry socket when asked for. A socket in use by another
+ * Starts what the options ask for. A telemetry socket in use by another
  * process, or a directory that cannot be made, is one line on `warn` and no
  * telemetry, as EAL goes on without it.
+ * @throws Error naming --metrics when its address cannot be listened on (what was started is closed).
  */
-export function startObservers(pmd: Testpmd, opts: TestpmdOptions, warn: (line: string) => void): Observers {
+export async function startObservers(pmd: Testpmd, opts: TestpmdOptions, warn: (line: string) => void): Promise<Observers> {
   let telemetry: TelemetryServer | undefined;
   if (opts.observe.telemetry) {
     try {
@@ -73,8 +79,21 @@ export function startObservers(pmd: Testpmd, opts: TestpmdOptions, warn: (line: 
       warn(`TELEMETRY: ${(e as Error).message}; no telemetry`);
     }
   }
+  let metrics: MetricsServer | undefined;
+  const m = opts.observe.metrics;
+  try {
+    if (m) metrics = await MetricsServer.listen(m.host, m.port, () => renderMetrics(testpmdMetrics(pmd)));
+  } catch (e) {
+    telemetry?.close();
+    throw e;
+  }
+  if (metrics) warn(`Prometheus metrics on http://${m!.host.includes(':') ? `[${m!.host}]` : m!.host}:${metrics.port}/metrics`);
   return {
     telemetry,
-    close: () => telemetry?.close(),
+    metrics,
+    close: () => {
+      telemetry?.close();
+      metrics?.close();
+    },
   };
 }
