@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../package.js';
 import { summarize } from './stats.js';
+import { watchTestpmd, type Watch } from './watchers.js';
 
 export type System = 'dpkit' | 'dpdk';
 
@@ -27,7 +28,12 @@ export interface TestpmdRun {
   countTx: boolean;
   /** dpkit only: another checkout of dpkit to run (its folder), e.g. the commit before a change. */
   checkout?: string;
+  /** dpkit only: telemetry clients and /metrics scrapers watching the run. */
+  watch?: Watch;
 }
+
+/** The /metrics port of a watched run (one run at a time). */
+const WATCH_METRICS_PORT = 19478;
 
 let dpdkPath: string | null | undefined;
 
@@ -79,6 +85,11 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
   if (run.system === 'dpkit') {
     cmd = process.execPath;
     args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + 0.5}`];
+    if (run.watch) {
+      prefix = `dpkit-bench-${process.pid}`;
+      args.splice(args.indexOf('--'), 0, '--file-prefix', prefix);
+      args.push(`--metrics=127.0.0.1:${WATCH_METRICS_PORT}`);
+    }
   } else {
     const path = dpdkTestpmd();
     if (!path) throw new Error('dpdk-testpmd is not installed');
@@ -87,8 +98,12 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     // DPDK needs ~2.5 s before it forwards; SIGINT makes it print its final statistics and exit.
     args = ['-s', 'INT', String(run.seconds + warm + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
   }
+  let exited!: () => void;
+  const ended = new Promise<void>((r) => (exited = r));
+  const watching = run.watch && run.system === 'dpkit' ? watchTestpmd(run.watch, prefix, `http://127.0.0.1:${WATCH_METRICS_PORT}/metrics`, ended) : Promise.resolve();
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.on('exit', () => exited());
     let text = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (text += d.toString()));
@@ -99,6 +114,8 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
       else reject(new Error(`${run.system} testpmd exited with ${code ?? signal}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
     });
   });
+  exited();
+  await watching;
   if (prefix) rmSync(`/var/run/dpdk/${prefix}`, { recursive: true, force: true });
   const samples = parseThroughput(out, run.countTx);
   const first = samples.findIndex((s) => s > 0);
