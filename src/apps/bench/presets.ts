@@ -37,19 +37,6 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
     },
   ],
   [
-    'observe',
-    {
-      name: 'observe',
-      title: 'Watched while forwarding: 50 telemetry clients (10 served, as DPDK) and 20 /metrics scrapers against none, 2 null ports, Mpps summed over ports',
-      matrix: [{ engines: ['io', 'txonly'], sizes: [64], lcores: [1] }],
-      variants: [{ name: 'quiet' }, { name: 'watched', watch: { telemetry: 50, metrics: 20 } }],
-      compare: [['quiet', 'watched']],
-      pairs: 5,
-      seconds: 3,
-      warmup: 1,
-    },
-  ],
-  [
     'seed-macswap',
     {
       name: 'seed-macswap',
@@ -96,6 +83,19 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
       ports: 'pcap-replay',
       matrix: [{ engines: ['macswap'], sizes: [64, 1518], lcores: [1] }],
       variants: [{ name: 'dpdk', system: 'dpdk' }, { name: 'dpkit' }],
+      pairs: 5,
+      seconds: 3,
+      warmup: 1,
+    },
+  ],
+  [
+    'observe',
+    {
+      name: 'observe',
+      title: 'Watched while forwarding: 50 telemetry clients (10 served, as DPDK) and 20 /metrics scrapers against none, 2 null ports, Mpps summed over ports',
+      matrix: [{ engines: ['io', 'txonly'], sizes: [64], lcores: [1] }],
+      variants: [{ name: 'quiet' }, { name: 'watched', watch: { telemetry: 50, metrics: 20 } }],
+      compare: [['quiet', 'watched']],
       pairs: 5,
       seconds: 3,
       warmup: 1,
