@@ -92,9 +92,9 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
     'observe',
     {
       name: 'observe',
-      title: 'Watched while forwarding: 50 telemetry clients (10 served, as DPDK) and 20 /metrics scrapers against none, 2 null ports, Mpps summed over ports',
+      title: 'Watched while forwarding: 50 telemetry clients (10 served, as DPDK), 20 dashboard viewers and 20 /metrics scrapers against none, 2 null ports, Mpps summed over ports',
       matrix: [{ engines: ['io', 'txonly'], sizes: [64], lcores: [1] }],
-      variants: [{ name: 'quiet' }, { name: 'watched', watch: { telemetry: 50, metrics: 20 } }],
+      variants: [{ name: 'quiet' }, { name: 'watched', watch: { telemetry: 50, metrics: 20, web: 20 } }],
       compare: [['quiet', 'watched']],
       pairs: 5,
       seconds: 3,

@@ -32,7 +32,7 @@ export interface TestpmdRun {
   watch?: Watch;
 }
 
-/** The /metrics port of a watched run (one run at a time). */
+/** The /metrics port of a watched run (one run at a time); the dashboard takes the next. */
 const WATCH_METRICS_PORT = 19478;
 
 let dpdkPath: string | null | undefined;
@@ -88,7 +88,7 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     if (run.watch) {
       prefix = `dpkit-bench-${process.pid}`;
       args.splice(args.indexOf('--'), 0, '--file-prefix', prefix);
-      args.push(`--metrics=127.0.0.1:${WATCH_METRICS_PORT}`);
+      args.push(`--metrics=127.0.0.1:${WATCH_METRICS_PORT}`, `--web=127.0.0.1:${WATCH_METRICS_PORT + 1}`);
     }
   } else {
     const path = dpdkTestpmd();
@@ -100,7 +100,7 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
   }
   let exited!: () => void;
   const ended = new Promise<void>((r) => (exited = r));
-  const watching = run.watch && run.system === 'dpkit' ? watchTestpmd(run.watch, prefix, `http://127.0.0.1:${WATCH_METRICS_PORT}/metrics`, ended) : Promise.resolve();
+  const watching = run.watch && run.system === 'dpkit' ? watchTestpmd(run.watch, prefix, `http://127.0.0.1:${WATCH_METRICS_PORT}/metrics`, `http://127.0.0.1:${WATCH_METRICS_PORT + 1}/`, ended) : Promise.resolve();
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.on('exit', () => exited());

@@ -4,7 +4,8 @@
  * socket (DPDK serves 10 at once: the others are refused and reconnect, as
  * real agents do) and M scrapers read `/metrics` every second, from this
  * process, on its event loop, off the measured lcores' CPU only as the OS
- * places it.
+ * places it. Dashboard viewers read the page once and then its /events
+ * stream (what a browser tab costs the server; the drawing is the browser's).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recvMsg, sendMsg, unixConnect } from '../../native/unix.js';
@@ -16,6 +17,8 @@ export interface Watch {
   telemetry: number;
   /** Prometheus scrapers of its /metrics page. */
   metrics: number;
+  /** Dashboard viewers: each holds the page's event stream open, as a browser tab does. */
+  web: number;
 }
 
 const REQUEST = new TextEncoder().encode('/ethdev/stats,0');
@@ -30,7 +33,7 @@ function drain(fd: number, buf: Uint8Array): boolean {
  * Watches until `stop` resolves. Failures (testpmd not up yet, refused
  * connections) are retried: the watchers only add load, they check nothing.
  */
-export async function watchTestpmd(w: Watch, filePrefix: string, metricsUrl: string, stop: Promise<unknown>): Promise<void> {
+export async function watchTestpmd(w: Watch, filePrefix: string, metricsUrl: string, webUrl: string, stop: Promise<unknown>): Promise<void> {
   let done = false;
   void stop.then(() => (done = true));
   const path = `${runtimeDir(filePrefix)}/${TELEMETRY_SOCKET}`;
@@ -55,5 +58,19 @@ export async function watchTestpmd(w: Watch, filePrefix: string, metricsUrl: str
       await sleep(1000);
     }
   };
-  await Promise.all([...Array.from({ length: w.telemetry }, client), ...Array.from({ length: w.metrics }, scraper)]);
+  const viewer = async () => {
+    while (!done) {
+      const abort = new AbortController();
+      void stop.then(() => abort.abort());
+      try {
+        await fetch(webUrl, { signal: abort.signal }).then((r) => r.text());
+        const events = await fetch(`${webUrl}events`, { signal: abort.signal });
+        for await (const _ of events.body!) if (done) break;
+      } catch {
+        // not up yet, or stopped
+      }
+      if (!done) await sleep(500);
+    }
+  };
+  await Promise.all([...Array.from({ length: w.telemetry }, client), ...Array.from({ length: w.metrics }, scraper), ...Array.from({ length: w.web }, viewer)]);
 }
