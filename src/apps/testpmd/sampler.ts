@@ -4,19 +4,12 @@
  * sampler keeps its own previous read, so several readers never disturb one
  * another (nor the shell's "since last show" baseline).
  */
+import type { EthStats } from '../../ethdev/stats.js';
 import type { Testpmd } from './testpmd.js';
 
-/** One port in one sample: rte_eth_stats' totals and the rates since the previous sample. */
-export interface PortSample {
+/** One port in one sample: rte_eth_stats' totals (without the per-queue arrays) and the rates since the previous sample. */
+export interface PortSample extends Omit<EthStats, 'qIpackets' | 'qOpackets' | 'qIbytes' | 'qObytes' | 'qErrors'> {
   port: number;
-  ipackets: number;
-  opackets: number;
-  ibytes: number;
-  obytes: number;
-  imissed: number;
-  ierrors: number;
-  oerrors: number;
-  rxNombuf: number;
   /** Packets and bits per second since the previous sample (0 for the first). */
   rxPps: number;
   txPps: number;
@@ -43,7 +36,7 @@ export class RateSampler {
     const at = performance.now();
     let interval = 0;
     const ports = this.pmd.ports.map((port): PortSample => {
-      const s = this.pmd.ethdev.stats(port);
+      const { qIpackets: _qi, qOpackets: _qo, qIbytes: _qib, qObytes: _qob, qErrors: _qe, ...s } = this.pmd.ethdev.stats(port);
       const p = this.prev.get(port);
       this.prev.set(port, { at, rx: s.ipackets, tx: s.opackets, rxBytes: s.ibytes, txBytes: s.obytes });
       const dt = p ? (at - p.at) / 1000 : 0;
@@ -51,14 +44,7 @@ export class RateSampler {
       const rate = (now: number, before: number | undefined, scale = 1) => (dt > 0 && before !== undefined && now >= before ? ((now - before) * scale) / dt : 0);
       return {
         port,
-        ipackets: s.ipackets,
-        opackets: s.opackets,
-        ibytes: s.ibytes,
-        obytes: s.obytes,
-        imissed: s.imissed,
-        ierrors: s.ierrors,
-        oerrors: s.oerrors,
-        rxNombuf: s.rxNombuf,
+        ...s,
         rxPps: rate(s.ipackets, p?.rx),
         txPps: rate(s.opackets, p?.tx),
         rxBps: rate(s.ibytes, p?.rxBytes, 8),
