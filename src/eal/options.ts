@@ -1,8 +1,8 @@
 /**
  * EAL's command line (rte_eal_init's argv): the options before `--`. Every
  * EAL option DPDK 22.11 documents is accepted: the lcore ones (-l, -c,
- * --lcores, --main-lcore) and --vdev act; the ones dpkit has no use for
- * (hugepages, PCI, memory, file prefix, tracing, …) are noted in one line
+ * --lcores, --main-lcore), --vdev, --file-prefix and --[no-]telemetry act;
+ * the ones dpkit has no use for (hugepages, PCI, memory, tracing, …) are noted in one line
  * each so a pasted command runs. testpmd and the public `init(argv)` share it.
  */
 import { availableParallelism } from 'node:os';
@@ -20,6 +20,10 @@ export interface EalArgs {
   mainLcore: number;
   /** --vdev devargs, in order. */
   vdevs: string[];
+  /** --file-prefix (default `rte`): names the runtime directory, where the telemetry socket lives. */
+  filePrefix: string;
+  /** false with --no-telemetry: no telemetry socket (EAL's default is one). */
+  telemetry: boolean;
   /** One line each: options accepted for compatibility that change nothing here. */
   notes: string[];
 }
@@ -33,12 +37,12 @@ export interface EalAppHint {
 
 /** DPDK 22.11's EAL options that mean nothing here (doc/guides/linux_gsg/linux_eal_parameters.rst): flags, */
 const EAL_IGNORED = [
-  'no-huge', 'no-pci', 'in-memory', 'no-shconf', 'no-telemetry', 'telemetry', 'create-uio-dev', 'no-hpet',
+  'no-huge', 'no-pci', 'in-memory', 'no-shconf', 'create-uio-dev', 'no-hpet',
   'vmware-tsc-map', 'legacy-mem', 'single-file-segments', 'match-allocations', 'v',
 ] as const;
 /** options with a value, */
 const EAL_IGNORED_VALUE = [
-  'm', 'n', 'r', 'd', 's', 'S', 'a', 'allow', 'b', 'block', 'file-prefix', 'log-level', 'socket-mem', 'socket-limit',
+  'm', 'n', 'r', 'd', 's', 'S', 'a', 'allow', 'b', 'block', 'log-level', 'socket-mem', 'socket-limit',
   'proc-type', 'huge-dir', 'iova-mode', 'base-virtaddr', 'mbuf-pool-ops-name', 'syslog', 'vfio-intr', 'vfio-vf-token',
   'trace', 'trace-dir', 'trace-bufsz', 'trace-mode', 'force-max-simd-bitwidth',
 ] as const;
@@ -78,7 +82,15 @@ export function parseEalArgs(eal: string[], app: EalAppHint, cpus: number[] = de
     if (!/^\d+$/.test(v) || mainLcore > 127) throw new ArgError(`--main-lcore=${v}: expected an integer in [0, 127]`);
     if (!lcores.includes(mainLcore)) throw new ArgError(`--main-lcore ${mainLcore} is not in the lcore list ${lcores.join(',')}`);
   }
-  return { lcores, lcoreCpus, mainLcore, vdevs: (e['vdev'] as string[] | undefined) ?? [], notes };
+  const prefixes = e['file-prefix'] as string[] | undefined;
+  const filePrefix = prefixes?.[prefixes.length - 1] ?? 'rte';
+  // The prefix becomes a directory name: refuse what would leave the runtime directory.
+  if (filePrefix === '' || filePrefix.includes('/') || filePrefix === '.' || filePrefix === '..') {
+    throw new ArgError(`--file-prefix=${filePrefix}: expected a name without '/'`);
+  }
+  // The last of --telemetry / --no-telemetry wins, as EAL's getopt loop.
+  const telemetry = eal.reduce((on, a) => (a === '--telemetry' ? true : a === '--no-telemetry' ? false : on), true);
+  return { lcores, lcoreCpus, mainLcore, vdevs: (e['vdev'] as string[] | undefined) ?? [], filePrefix, telemetry, notes };
 }
 
 type Values = Record<string, string | boolean | string[] | undefined>;
@@ -100,6 +112,9 @@ function parseEal(args: string[], app: EalAppHint): Values {
         lcores: { type: 'string' },
         'main-lcore': { type: 'string' },
         vdev: { type: 'string', multiple: true },
+        'file-prefix': { type: 'string', multiple: true },
+        telemetry: { type: 'boolean' },
+        'no-telemetry': { type: 'boolean' },
         ...Object.fromEntries(EAL_IGNORED.map(flag)),
         ...Object.fromEntries([...EAL_IGNORED_VALUE, ...EAL_IGNORED_OPTIONAL].map(valued)),
       },

@@ -39,6 +39,9 @@ import {
 
 const MAGIC = 0x474e_4952; // "RING"
 
+/** Rings created by this thread in each heap (rte_ring's tailq), for rte_ring_list and telemetry. */
+const created = new WeakMap<Heap, Ring[]>();
+
 /** rte_ring's RING_F_* flags. */
 export const RING_F_SP_ENQ = 0x1;
 /** RING_F_SC_DEQ: one consumer thread. */
@@ -148,7 +151,20 @@ export class Ring {
     heap.u32[w + W_CAPACITY] = capacity;
     heap.u32[w + W_FLAGS] = (opts.sp ? RING_F_SP_ENQ : 0) | (opts.sc ? RING_F_SC_DEQ : 0) | (opts.exactSize ? RING_F_EXACT_SZ : 0);
     Atomics.store(heap.i32, w + W_MAGIC, MAGIC | 0);
-    return new Ring(heap, offset, name);
+    const ring = new Ring(heap, offset, name);
+    let list = created.get(heap);
+    if (!list) created.set(heap, (list = []));
+    list.push(ring);
+    return ring;
+  }
+
+  /**
+   * The rings this thread created in `heap`, in creation order (rte_ring_list
+   * walks the same tailq). Rings made in other threads are not listed.
+   * @returns a new array; rings live as long as the heap.
+   */
+  static list(heap: Heap): Ring[] {
+    return [...(created.get(heap) ?? [])];
   }
 
   /** Opens a ring created by another thread (rte_ring_lookup). */

@@ -20,7 +20,7 @@ export type MeasureFn = (cell: Cell, variant: Variant, config: MatrixConfig) => 
 export const measureTestpmd: MeasureFn = (cell, variant, config) => {
   const ports = config.ports ?? 'null';
   const { eal, app } = testpmdArgs(cell, variant, undefined, ports, ports === 'pcap-replay' ? replayCapture(cell.size) : '', config.nbDesc);
-  return runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: cell.engine === 'txonly', checkout: variant.checkout });
+  return runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: cell.engine === 'txonly', checkout: variant.checkout, watch: variant.watch });
 };
 
 export interface MatrixRunOptions {

@@ -11,6 +11,7 @@ import { ArgError } from '../../errors.js';
 import { engines } from '../../fwd/index.js';
 import { NICSIM_DEFAULT_DESC } from '../../drivers/nicsim/nicsim.js';
 import type { System } from './testpmd-run.js';
+import type { Watch } from './watchers.js';
 
 /** One arm of a cell: a system and the testpmd options that make it different. */
 export interface Variant {
@@ -27,6 +28,8 @@ export interface Variant {
   checkout?: string;
   /** dpkit only: devargs added to every port, e.g. 'tx_free_mode=single' (net_nicsim's reclaim arms). */
   devargs?: string;
+  /** dpkit only: telemetry clients, /metrics scrapers and dashboard viewers watching the run (bench/watchers.ts). */
+  watch?: Watch;
 }
 
 /** A block of the matrix: its cells are the cross product of these lists. */
@@ -142,6 +145,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     if (v.args !== undefined && !(Array.isArray(v.args) && v.args.every((a) => typeof a === 'string'))) fail(`variants.${v.name}.args: expected a list of strings`);
     if (v.devargs !== undefined && (typeof v.devargs !== 'string' || v.system === 'dpdk')) fail(`variants.${v.name}.devargs: expected a string, on a dpkit arm`);
     if (config.ports === 'nicsim' && v.system === 'dpdk') fail(`variants.${v.name}: net_nicsim is dpkit's model NIC; DPDK's testpmd cannot run it`);
+    if (v.watch !== undefined && (v.system === 'dpdk' || !Number.isInteger(v.watch.telemetry) || !Number.isInteger(v.watch.metrics) || !Number.isInteger(v.watch.web))) fail(`variants.${v.name}.watch: expected { telemetry: N, metrics: M, web: V }, on a dpkit arm`);
     if (v.checkout !== undefined) {
       if (v.system === 'dpdk') fail(`variants.${v.name}.checkout: only dpkit arms run another checkout`);
       if (typeof v.checkout !== 'string' || !existsSync(join(v.checkout, 'bin', 'dpkit.js'))) fail(`variants.${v.name}.checkout: ${String(v.checkout)} is not a dpkit checkout (no bin/dpkit.js)`);

@@ -88,4 +88,17 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
       warmup: 1,
     },
   ],
+  [
+    'observe',
+    {
+      name: 'observe',
+      title: 'Watched while forwarding: 50 telemetry clients (10 served, as DPDK), 20 dashboard viewers and 20 /metrics scrapers against none, 2 null ports, Mpps summed over ports',
+      matrix: [{ engines: ['io', 'txonly'], sizes: [64], lcores: [1] }],
+      variants: [{ name: 'quiet' }, { name: 'watched', watch: { telemetry: 50, metrics: 20, web: 20 } }],
+      compare: [['quiet', 'watched']],
+      pairs: 5,
+      seconds: 3,
+      warmup: 1,
+    },
+  ],
 ]);

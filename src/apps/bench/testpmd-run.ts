@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { BenchRunError } from '../../errors.js';
 import { packageRoot } from '../../package.js';
 import { summarize } from './stats.js';
+import { watchTestpmd, type Watch } from './watchers.js';
 
 export type System = 'dpkit' | 'dpdk';
 
@@ -29,7 +30,12 @@ export interface TestpmdRun {
   countTx: boolean;
   /** dpkit only: another checkout of dpkit to run (its folder), e.g. the commit before a change. */
   checkout?: string;
+  /** dpkit only: telemetry clients and /metrics scrapers watching the run. */
+  watch?: Watch;
 }
+
+/** The /metrics port of a watched run (one run at a time); the dashboard takes the next. */
+const WATCH_METRICS_PORT = 19478;
 
 let dpdkPath: string | null | undefined;
 
@@ -95,6 +101,11 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
   if (run.system === 'dpkit') {
     cmd = process.execPath;
     args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + 0.5}`];
+    if (run.watch) {
+      prefix = `dpkit-bench-${process.pid}`;
+      args.splice(args.indexOf('--'), 0, '--file-prefix', prefix);
+      args.push(`--metrics=127.0.0.1:${WATCH_METRICS_PORT}`, `--web=127.0.0.1:${WATCH_METRICS_PORT + 1}`);
+    }
   } else {
     const path = dpdkTestpmd();
     if (!path) throw new Error('dpdk-testpmd is not installed');
@@ -104,8 +115,12 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     args = ['-s', 'INT', String(run.seconds + warm + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
   }
   let err = '';
+  let exited!: () => void;
+  const ended = new Promise<void>((r) => (exited = r));
+  const watching = run.watch && run.system === 'dpkit' ? watchTestpmd(run.watch, prefix, `http://127.0.0.1:${WATCH_METRICS_PORT}/metrics`, `http://127.0.0.1:${WATCH_METRICS_PORT + 1}/`, ended) : Promise.resolve();
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.on('exit', () => exited());
     let text = '';
     child.stdout.on('data', (d: Buffer) => (text += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -118,8 +133,10 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
       }
     });
   }).finally(() => {
+    exited();
     if (prefix) rmSync(`/var/run/dpdk/${prefix}`, { recursive: true, force: true });
   });
+  await watching;
   const samples = parseThroughput(out, run.countTx);
   const first = samples.findIndex((s) => s > 0);
   const measured = first < 0 ? [] : samples.slice(first + warm, first + warm + run.seconds);

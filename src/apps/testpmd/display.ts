@@ -53,12 +53,13 @@ function fwdLines(s: FwdPortStats, csum: boolean): string[] {
   return lines;
 }
 
-/** "Forward statistics for port N" (fwd_stats_display). */
-export function fwdStatsBlock(port: number, s: FwdPortStats, csum: boolean): string {
+/** "Forward statistics for port N" (fwd_stats_display); `extra` lines (burst stats) go before the closing rule. */
+export function fwdStatsBlock(port: number, s: FwdPortStats, csum: boolean, extra: string[] = []): string {
   return [
     '',
     `  ---------------------- Forward statistics for port ${String(port).padEnd(2)} ----------------------`,
     ...fwdLines(s, csum),
+    ...extra,
     '  ' + '-'.repeat(76),
   ].join('\n');
 }

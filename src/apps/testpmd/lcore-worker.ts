@@ -26,6 +26,8 @@ import { engines } from '../../fwd/index.js';
 import { loadUserEngine, userEngine } from '../../api/user-engine.js';
 import { txonly } from '../../fwd/txonly.js';
 import { dumpingRxQueue, retryingTxQueue } from './rxtx-hooks.js';
+import { LCC_BUSY_NS, LCC_BUSY_POLLS, LCC_IDLE_POLLS, LCC_TOTAL_NS, spreadRxQueue, spreadTxQueue } from './cycles.js';
+import { FS_RX_PACKETS, FS_TX_PACKETS } from '../../fwd/engine.js';
 
 /** One stream as the main thread describes it to the lcore. */
 export interface StreamJob {
@@ -38,6 +40,9 @@ export interface StreamJob {
   stats: number;
   txMac: Uint8Array;
   peerMac: Uint8Array;
+  /** --record-burst-stats: first Float64 slots of the stream's rx and tx burstSpread blocks. */
+  rxSpread?: number;
+  txSpread?: number;
 }
 
 export interface LcoreJob {
@@ -58,6 +63,8 @@ export interface LcoreJob {
   polled: Int32Array;
   /** Where the dumps of `set verbose` go: stdout, or stderr when stdout carries --json. */
   dumpTo: 'stdout' | 'stderr';
+  /** Cycles recorded (--record-core-cycles, metrics, dashboard): first Float64 slot of this lcore's lcoreCycles block. */
+  cycles?: number;
 }
 
 /** The lcore's last message: it stopped cleanly, after `gc` garbage collections while forwarding. */
@@ -85,11 +92,13 @@ const dumpFd = job.dumpTo === 'stderr' ? 2 : 1;
 const dump = (text: string) => writeSync(dumpFd, text);
 const rxqOf = (s: StreamJob) => {
   const q = spec(s.rxq).openRxQueue(heap, s.rxq);
-  return job.verbose > 0 ? dumpingRxQueue(q, heap, s.rxPort, s.rxQueue, dump) : q;
+  const d = job.verbose > 0 ? dumpingRxQueue(q, heap, s.rxPort, s.rxQueue, dump) : q;
+  return s.rxSpread === undefined ? d : spreadRxQueue(d, heap, s.rxSpread);
 };
 const txqOf = (s: StreamJob) => {
   const q = spec(s.txq).openTxQueue(heap, s.txq);
-  return job.txRetry ? retryingTxQueue(q, heap, job.txRetry.delayUs, job.txRetry.retries) : q;
+  const r = job.txRetry ? retryingTxQueue(q, heap, job.txRetry.delayUs, job.txRetry.retries) : q;
+  return s.txSpread === undefined ? r : spreadTxQueue(r, heap, s.txSpread);
 };
 const streams: FwdStream[] = job.streams.map((s) => ({
   rxPort: s.rxPort,
@@ -128,9 +137,13 @@ if (Atomics.load(ctl, CTL_STOP) === 0) {
     for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
     Atomics.add(job.polled, 0, 1);
     Atomics.notify(job.polled, 0);
-    for (let pass = 1; ; pass++) {
-      for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
-      if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;
+    if (job.cycles === undefined) {
+      for (let pass = 1; ; pass++) {
+        for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
+        if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;
+      }
+    } else {
+      timedLoop(job.cycles);
     }
   } catch (e) {
     failed = true;
@@ -138,6 +151,36 @@ if (Atomics.load(ctl, CTL_STOP) === 0) {
     Atomics.store(ctl, CTL_STOP, 1); // the others stop at once, not when the main thread hears of it
   }
 }
+
+/**
+ * The loop with core cycles recorded (testpmd's get_start_cycles /
+ * get_end_cycles): each engine call is timed, and counted busy when its
+ * stream's rx or tx counter moved, idle otherwise; the lcore's total time is
+ * published every STOP_CHECK_EVERY passes and at the end.
+ */
+function timedLoop(c: number): void {
+  const f64 = heap.f64;
+  const t0 = performance.now();
+  for (let pass = 1; ; pass++) {
+    for (let i = 0; i < nb; i++) {
+      const fs = streams[i]!;
+      const before = f64[fs.stats + FS_RX_PACKETS]! + f64[fs.stats + FS_TX_PACKETS]!;
+      const t = performance.now();
+      engine.fwd(fs);
+      if (f64[fs.stats + FS_RX_PACKETS]! + f64[fs.stats + FS_TX_PACKETS]! !== before) {
+        f64[c + LCC_BUSY_NS] = f64[c + LCC_BUSY_NS]! + (performance.now() - t) * 1e6;
+        f64[c + LCC_BUSY_POLLS]!++;
+      } else {
+        f64[c + LCC_IDLE_POLLS]!++;
+      }
+    }
+    if (pass % STOP_CHECK_EVERY === 0) {
+      f64[c + LCC_TOTAL_NS] = (performance.now() - t0) * 1e6;
+      if (Atomics.load(ctl, CTL_STOP) !== 0) break;
+    }
+  }
+}
+
 const gcCount = gc.stop()?.statistics.length ?? 0;
 
 /** Buffered output goes out and files this lcore opened close, then every pool it touched gets its cached mbufs back. */

@@ -9,6 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ArgError } from '../../errors.js';
 import { pinThisThread } from '../../eal/affinity.js';
 import { parseTestpmdArgs, TESTPMD_USAGE, type TestpmdOptions } from './options.js';
+import { startObservers } from './observe.js';
+import { RateSampler } from './sampler.js';
 import { runShell } from './shell.js';
 import { StopSignals } from './signals.js';
 import { Testpmd } from './testpmd.js';
@@ -40,8 +42,19 @@ export async function testpmdMain(argv: string[]): Promise<number> {
     const pmd = new Testpmd(opts, log);
     // The main lcore's thread too, as EAL pins it (only here: Testpmd may run inside a test process).
     pinThisThread(pmd.placement.cpus.get(opts.mainLcore));
-    if (!signals) return await runShell(pmd, log);
-    return signals.exitCode(await forward(pmd, opts, log, out, signals));
+    let observers;
+    try {
+      observers = await startObservers(pmd, opts, (line) => process.stderr.write(line + '\n'));
+    } catch (e) {
+      pmd.close();
+      throw e;
+    }
+    try {
+      if (!signals) return await runShell(pmd, log);
+      return signals.exitCode(await forward(pmd, opts, log, out, signals));
+    } finally {
+      observers.close();
+    }
   } finally {
     signals?.release();
   }
@@ -93,7 +106,8 @@ async function forward(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) =
       total,
       mpps: { rx: seconds > 0 ? total.rxPackets / seconds / 1e6 : 0, tx: seconds > 0 ? total.txPackets / seconds / 1e6 : 0 },
     };
-    process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+    // With --stats-period the periodic objects came as JSON lines: the final one is a line too.
+    process.stdout.write(JSON.stringify(json, null, opts.statsPeriod > 0 ? undefined : 2) + '\n');
   }
   log('');
   pmd.close();
@@ -130,7 +144,11 @@ async function untilStopped(pmd: Testpmd, opts: TestpmdOptions, log: (line: stri
     if (opts.duration > 0) due();
     if (opts.statsPeriod > 0) {
       pmd.portStatsText(); // sets the "since last show" baseline
+      const sampler = opts.json ? new RateSampler(pmd) : undefined;
+      sampler?.sample();
       periodic = setInterval(() => {
+        // --json: one object per period on stdout (JSON lines), the text still on stderr.
+        if (sampler) process.stdout.write(JSON.stringify({ period: true, ...sampler.sample() }) + '\n');
         const clear = out.isTTY ? '\x1b[2J\x1b[1;1H' : '';
         log(`${clear}\nPort statistics ====================================\n${pmd.portStatsText()}`);
       }, opts.statsPeriod * 1000);

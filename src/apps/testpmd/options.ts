@@ -58,6 +58,26 @@ export interface TestpmdOptions {
   variants: EngineVariants;
   /** One line each: options accepted for compatibility that change nothing here. */
   notes: string[];
+  /** Observability (src/apps/testpmd/observe.ts): telemetry socket, metrics, dashboard, cycles. */
+  observe: ObserveOptions;
+}
+
+export interface ObserveOptions {
+  /** EAL's --file-prefix (default `rte`): the telemetry socket's directory. */
+  filePrefix: string;
+  /** EAL's --telemetry (default) / --no-telemetry. */
+  telemetry: boolean;
+  /** The argv before and after `--`, for /eal/params and /eal/app_params. */
+  ealArgs: string[];
+  appArgs: string[];
+  /** --metrics=[HOST:]PORT: Prometheus /metrics. */
+  metrics: { host: string; port: number } | undefined;
+  /** --web=[HOST:]PORT: the live dashboard. */
+  web: { host: string; port: number } | undefined;
+  /** --record-core-cycles: per-lcore busy and total time. */
+  recordCoreCycles: boolean;
+  /** --record-burst-stats: rx and tx burst size spreads. */
+  recordBurstStats: boolean;
 }
 
 export const TESTPMD_USAGE = `Usage: dpkit testpmd [EAL options] -- [testpmd options]
@@ -98,8 +118,15 @@ testpmd options:
   --tx-udp=SRC[,DST]     UDP ports of generated packets
 dpkit options:
   --duration=S           forward S seconds, print the final statistics, exit
-  --json                 final statistics as JSON on stdout (messages go to stderr)
+  --json                 final statistics as JSON on stdout (messages go to stderr); with
+                         --stats-period also one JSON line per period (JSON lines)
   --datapath=wasm|ts     WebAssembly kernels (default) or their TypeScript twins
+  --record-core-cycles   per-lcore busy time (ns: JavaScript has no TSC) in the forward statistics
+  --record-burst-stats   rx/tx burst size spread in the forward statistics
+  --metrics=[HOST:]PORT  Prometheus /metrics (HOST default 127.0.0.1)
+  --web=[HOST:]PORT      live dashboard page (HOST default 127.0.0.1)
+  --file-prefix P / --no-telemetry (EAL): DPDK telemetry v2 socket at
+                         /var/run/dpdk/P/dpdk_telemetry.v2 (dpdk-telemetry.py -f P)
   --tx-first-bursts=N    with --tx-first, N bursts per stream (start tx_first N), e.g. to fill
                          a loop of cabled net_nicsim ports
 Study arms (docs/glossary.md, "The studies"; the default is the measured winner):
@@ -107,7 +134,7 @@ ${studiesUsage()}`;
 
 export { formatCoreList, parseCoreList, parseCoreMask, parseLcoreMap } from '../../eal/options.js';
 
-const TESTPMD_IGNORED = ['no-flush-rx', 'record-core-cycles', 'record-burst-stats', 'no-lsc-interrupt', 'no-rmv-interrupt', 'disable-device-start'] as const;
+const TESTPMD_IGNORED = ['no-flush-rx', 'no-lsc-interrupt', 'no-rmv-interrupt', 'disable-device-start'] as const;
 
 /** testpmd's own options (after `--`), for node's parseArgs. */
 const TESTPMD_OPTIONS = {
@@ -141,6 +168,10 @@ const TESTPMD_OPTIONS = {
   json: { type: 'boolean' },
   datapath: { type: 'string' },
   [macswapStudy.select.option]: { type: 'string' },
+  metrics: { type: 'string' },
+  web: { type: 'string' },
+  'record-core-cycles': { type: 'boolean' },
+  'record-burst-stats': { type: 'boolean' },
   ...Object.fromEntries(TESTPMD_IGNORED.map((k) => [k, { type: 'boolean' as const }])),
 } as const;
 
@@ -155,7 +186,7 @@ export function parseTestpmdArgs(argv: string[], cpus: number[] = detectedCpus()
   const sep = argv.indexOf('--');
   const eal = sep >= 0 ? argv.slice(0, sep) : argv;
   const app = sep >= 0 ? argv.slice(sep + 1) : [];
-  const { lcores, lcoreCpus, mainLcore, vdevs, notes } = parseEalArgs(eal, TESTPMD_HINT, cpus);
+  const { lcores, lcoreCpus, mainLcore, vdevs, notes, filePrefix, telemetry } = parseEalArgs(eal, TESTPMD_HINT, cpus);
 
   const a = parseArgs({ args: app, allowPositionals: false, strict: true, options: TESTPMD_OPTIONS }).values as Record<string, string | boolean | string[] | undefined>;
 
@@ -226,7 +257,25 @@ export function parseTestpmdArgs(argv: string[], cpus: number[] = detectedCpus()
     datapath,
     variants,
     notes,
+    observe: {
+      filePrefix,
+      telemetry,
+      ealArgs: eal,
+      appArgs: app,
+      metrics: str('metrics') === undefined ? undefined : hostPort('--metrics', str('metrics')!),
+      web: str('web') === undefined ? undefined : hostPort('--web', str('web')!),
+      recordCoreCycles: a['record-core-cycles'] === true,
+      recordBurstStats: a['record-burst-stats'] === true,
+    },
   };
+}
+
+/** `[HOST:]PORT` of a listening option; HOST defaults to localhost (nothing is exposed unless asked). */
+function hostPort(what: string, v: string): { host: string; port: number } {
+  const colon = v.lastIndexOf(':');
+  const host = colon < 0 ? '127.0.0.1' : v.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  if (host === '') throw new ArgError(`${what}=${v}: expected [HOST:]PORT`);
+  return { host, port: int(what, colon < 0 ? v : v.slice(colon + 1), 0, 65535) };
 }
 
 function int(what: string, v: string, min: number, max: number): number {

@@ -20,6 +20,7 @@ import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS
 import { engineChecks, engines } from '../../fwd/index.js';
 import { engineModuleUrl, isEnginePath } from '../../api/user-engine.js';
 import type { LcoreDone, LcoreJob, StreamJob } from './lcore-worker.js';
+import { BURST_SPREAD_SIZE, burstStatsLine, clearSlots, cyclesLines, LCC_BUSY_NS, LCC_BUSY_POLLS, LCC_IDLE_POLLS, LCC_TOTAL_NS, LCORE_CYCLES_SIZE, newBurstSpread, newLcoreCycles } from './cycles.js';
 import type { PortTopology, TestpmdOptions } from './options.js';
 
 export interface StreamConf {
@@ -122,6 +123,10 @@ export class Testpmd {
   /** Stream counters at the last `clear fwd stats all`, by first slot. */
   private slotBase = new Map<number, Float64Array>();
   private closed = false;
+  /** Fwd lcore -> its lcoreCycles block (first Float64 slot), when cycles are recorded. */
+  private cycleSlots = new Map<number, number>();
+  /** Stream stats slot -> its rx and tx burstSpread blocks, with --record-burst-stats. */
+  private spreadSlots = new Map<number, [number, number]>();
 
   constructor(
     readonly opts: TestpmdOptions,
@@ -306,9 +311,11 @@ export class Testpmd {
         txRetry: this.retry ? { delayUs: this.txDelayUs, retries: this.txRetries } : undefined,
         dumpTo: this.opts.json ? 'stderr' : 'stdout',
         polled,
+        ...(this.recordsCycles ? { cycles: this.cyclesSlot(ids[i]!) } : {}),
         streams: list.map(
           (s): StreamJob => ({
             ...s,
+            ...this.spreadsOf(s.stats),
             rxq: this.ethdev.rxQueue(s.rxPort, s.rxQueue).descriptor(),
             txq: this.ethdev.txQueue(s.txPort, s.txQueue).descriptor(),
             txMac: this.ethdev.macAddr(s.txPort),
@@ -340,6 +347,62 @@ export class Testpmd {
     this.cpuOfLcore = new Map(lc.cpuOf);
     this.lcores = undefined;
     this.onLcoreFailure?.(e);
+  }
+
+  /** Whether lcores time their polls: --record-core-cycles, or a metrics page or dashboard that shows busy time. */
+  get recordsCycles(): boolean {
+    const o = this.opts.observe;
+    return o.recordCoreCycles || o.metrics !== undefined || o.web !== undefined;
+  }
+
+  /** The lcore's lcoreCycles block, zeroed for a new start (testpmd clears its cycle counts at start). */
+  private cyclesSlot(lcore: number): number {
+    let slot = this.cycleSlots.get(lcore);
+    if (slot === undefined) this.cycleSlots.set(lcore, (slot = newLcoreCycles(this.heap)));
+    clearSlots(this.heap, slot, LCORE_CYCLES_SIZE);
+    return slot;
+  }
+
+  /** With --record-burst-stats, the stream's zeroed rx and tx spreads for the lcore job. */
+  private spreadsOf(stats: number): { rxSpread?: number; txSpread?: number } {
+    if (!this.opts.observe.recordBurstStats) return {};
+    let slots = this.spreadSlots.get(stats);
+    if (!slots) this.spreadSlots.set(stats, (slots = [newBurstSpread(this.heap), newBurstSpread(this.heap)]));
+    for (const slot of slots) clearSlots(this.heap, slot, BURST_SPREAD_SIZE);
+    return { rxSpread: slots[0], txSpread: slots[1] };
+  }
+
+  /**
+   * Each forwarding lcore's recorded time since forwarding started (the
+   * last start's lcores while stopped): busy and total ns, busy and idle
+   * polls, and the packets its streams moved (tx for txonly and flowgen, rx
+   * otherwise). Empty when cycles are not recorded.
+   */
+  lcoreCycles(): { lcore: number; busyNs: number; totalNs: number; busyPolls: number; idlePolls: number; packets: number }[] {
+    if (!this.recordsCycles) return [];
+    const f64 = this.heap.f64;
+    const streams = this.streamStats();
+    const tx = this.forwardMode === 'txonly' || this.forwardMode === 'flowgen';
+    return this.fwdLcoreIds().flatMap((lcore) => {
+      const c = this.cycleSlots.get(lcore);
+      if (c === undefined) return [];
+      const packets = streams.filter((s) => s.lcore === lcore).reduce((a, s) => a + (tx ? s.txPackets : s.rxPackets), 0);
+      return [{ lcore, busyNs: f64[c + LCC_BUSY_NS]!, totalNs: f64[c + LCC_TOTAL_NS]!, busyPolls: f64[c + LCC_BUSY_POLLS]!, idlePolls: f64[c + LCC_IDLE_POLLS]!, packets }];
+    });
+  }
+
+  /** The burst spread lines of port `p` (its streams' rx and tx, summed), with --record-burst-stats. */
+  private burstLines(p: number): string[] {
+    if (!this.opts.observe.recordBurstStats) return [];
+    const sum = (dir: 0 | 1, port: (s: StreamConf) => number) => {
+      const out = new Float64Array(BURST_SPREAD_SIZE / 8);
+      for (const s of this.streams.flat()) {
+        const slot = this.spreadSlots.get(s.stats)?.[dir];
+        if (slot !== undefined && port(s) === p) for (let i = 0; i < out.length; i++) out[i]! += this.heap.f64[slot + i]!;
+      }
+      return out;
+    };
+    return [burstStatsLine('RX', sum(0, (s) => s.rxPort)), burstStatsLine('TX', sum(1, (s) => s.txPort))].filter((l) => l !== '');
   }
 
   /** Seconds since the lcores were launched into their loops (0 when not forwarding). */
@@ -425,7 +488,11 @@ export class Testpmd {
   fwdStatsText(): string {
     const { ports, total } = this.fwdStats();
     const csum = this.forwardMode === 'csum';
-    return [...ports].map(([p, s]) => fwdStatsBlock(p, s, csum)).join('\n') + '\n' + accumulatedBlock(total);
+    const text = [...ports].map(([p, s]) => fwdStatsBlock(p, s, csum, this.burstLines(p))).join('\n') + '\n' + accumulatedBlock(total);
+    if (!this.opts.observe.recordCoreCycles) return text;
+    const tx = this.forwardMode === 'txonly' || this.forwardMode === 'flowgen';
+    const busy = this.lcoreCycles().reduce((a, c) => a + c.busyNs, 0);
+    return text + cyclesLines(this.forwardMode, busy, tx ? total.txPackets : total.rxPackets);
   }
 
   /** `show port stats all`: NIC statistics with throughput since the last show. */
