@@ -68,6 +68,13 @@ export function hashFind(h: u32, k: u32, hash: u32): i32 {
   return inBucket(h, buckets + ((prim ^ sig) & mask) * HASH_BUCKET_SIZE, sig, k);
 }
 
+/** The u32 data of the key at position `pos` (Hash.data). */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+export function hashData(h: u32, pos: i32): u32 {
+  return load<u32>(load<u32>(h, HASH_KEYS) + <u32>(pos + 1) * load<u32>(h, HASH_KEY_STRIDE) + ((load<u32>(h, HASH_KEY_LEN) + 3) & ~3));
+}
+
 /** rte_hash_lookup_bulk: each of the `n` keys at `keys` hashed and looked up into `positions`. Returns n. */
 export function hashLookupBulk(h: u32, keys: u32, positions: u32, n: u32): u32 {
   const len = load<u32>(h, HASH_KEY_LEN);

@@ -57,9 +57,13 @@ export function hashKey(u8: Uint8Array, p: number, len: number, init: number): n
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** The twins: the kernels' search, a signature at a time. */
-export function hashTwin(heap: Heap): HashOps {
-  const { u8, u16, u32, i32 } = heap;
+/**
+ * hashFind's twin (hash.as.ts) over `heap`: `find(h, k, hash)` is the
+ * position of the key at heap offset `k` with hash `hash` in the table at `h`,
+ * or -1. Made once per table user; the search allocates nothing.
+ */
+export function hashFinder(heap: Heap): (h: number, k: number, hash: number) => number {
+  const { u8, u16, u32 } = heap;
   const inBucket = (hw: number, b: number, sig: number, k: number): number => {
     const keys = u32[hw + HASH_W_KEYS]!;
     const stride = u32[hw + HASH_W_KEY_STRIDE]!;
@@ -75,7 +79,8 @@ export function hashTwin(heap: Heap): HashOps {
     }
     return -1;
   };
-  const find = (hw: number, k: number, hash: number): number => {
+  return (h: number, k: number, hash: number): number => {
+    const hw = h >>> 2;
     const mask = u32[hw + HASH_W_BUCKET_MASK]!;
     const buckets = u32[hw + HASH_W_BUCKETS]!;
     const sig = hash >>> 16;
@@ -83,18 +88,24 @@ export function hashTwin(heap: Heap): HashOps {
     const pos = inBucket(hw, buckets + prim * HASH_BUCKET_SIZE, sig, k);
     return pos >= 0 ? pos : inBucket(hw, buckets + ((prim ^ sig) & mask) * HASH_BUCKET_SIZE, sig, k);
   };
+}
+
+/** The twins: the kernels' search, a signature at a time. */
+export function hashTwin(heap: Heap): HashOps {
+  const { u8, u32, i32 } = heap;
+  const find = hashFinder(heap);
   return {
     lookupBulk(h, keys, positions, n) {
       const hw = h >>> 2;
       const len = u32[hw + HASH_W_KEY_LEN]!;
       const init = u32[hw + HASH_W_INIT_VAL]!;
-      for (let i = 0; i < n; i++) i32[(positions >>> 2) + i] = find(hw, keys + i * len, hashKey(u8, keys + i * len, len, init));
+      for (let i = 0; i < n; i++) i32[(positions >>> 2) + i] = find(h, keys + i * len, hashKey(u8, keys + i * len, len, init));
       return n;
     },
     lookupBulkWithHash(h, keys, hashes, positions, n) {
       const hw = h >>> 2;
       const len = u32[hw + HASH_W_KEY_LEN]!;
-      for (let i = 0; i < n; i++) i32[(positions >>> 2) + i] = find(hw, keys + i * len, u32[(hashes >>> 2) + i]!);
+      for (let i = 0; i < n; i++) i32[(positions >>> 2) + i] = find(h, keys + i * len, u32[(hashes >>> 2) + i]!);
       return n;
     },
   };
