@@ -68,3 +68,10 @@ export class BenchRunError extends DpkitError {
 export function fmtHandle(h: number): string {
   return '0x' + (h >>> 0).toString(16).padStart(7, '0');
 }
+
+/** A table (LPM rules or tbl8 groups, hash buckets) has no room for one more entry: nothing was changed. */
+export class NoSpaceError extends DpkitError {
+  constructor(message: string) {
+    super('ENOSPC', message);
+  }
+}

@@ -1,0 +1,39 @@
+// l3fwd's per-lcore block in the heap, declared once
+// (scripts/gen-layouts.ts writes l3fwd-layout.ts and l3fwd-layout.as.ts).
+import { defineRecords } from '../../eal/record.js';
+
+export default defineRecords({
+  name: 'l3fwdLcore',
+  doc: `
+What one l3fwd lcore's forward kernel (l3fwd.as.ts, twin l3fwd.twin.ts)
+reads and writes per burst, as DPDK's struct lcore_conf: the lookup table,
+the enabled ports, each port's two MAC addresses, and a tx buffer per port
+(DPDK's tx_mbufs) that the kernel fills and the lcore's loop sends. The
+kernel writes the packets it drops into the drop list; the loop frees them.
+Counters are Float64 slots with one writer, this lcore.`,
+  size: 1280,
+  prefix: 'L3L',
+  index: { u32: 'L3L_W', f64: 'L3L_F' },
+  fields: {
+    table: { type: 'u32', at: 0, doc: "Heap offset of the lookup table's header: an Lpm (lpm.record.ts) or a Hash (hash.record.ts) by L3L_FLAG_EM." },
+    flags: { type: 'u32', at: 4, doc: 'L3L_F_* bits.' },
+    portMask: { type: 'u32', at: 8, doc: 'The enabled ports (-p): a lookup naming another port sends back out of the rx port, as DPDK.' },
+    rxPort: { type: 'u32', at: 12, doc: 'The port the burst came from: written by the loop before each call.' },
+    txBufs: { type: 'u32', at: 16, doc: 'Heap offset of the tx buffers: L3L_TX_BUF_LEN handles per port, port-major.' },
+    drops: { type: 'u32', at: 20, doc: 'Heap offset of the drop list (a burst\'s worth of handles).' },
+    nbDrops: { type: 'u32', at: 24, doc: 'Handles in the drop list after a call.' },
+    key: { type: 'u8', at: 32, count: 16, doc: 'EM: the 16-byte 5-tuple key of the packet at hand (DPDK\'s ipv4_5tuple_host).' },
+    rxPackets: { type: 'f64', at: 48, doc: 'Packets received.' },
+    badPackets: { type: 'f64', at: 56, doc: 'Packets dropped as not IPv4 or failing the RFC 1812 checks.' },
+    txPackets: { type: 'f64', at: 64, doc: 'Packets sent (written by the loop).' },
+    txDropped: { type: 'f64', at: 72, doc: 'Packets a tx queue refused, freed (written by the loop).' },
+    txLen: { type: 'u32', at: 128, count: 32, doc: 'Handles waiting in each port\'s tx buffer.' },
+    mac: { type: 'u8', at: 256, count: 512, doc: 'Per port, 16 bytes: the 6-byte destination MAC (--eth-dest), then the port\'s own 6 as source.' },
+  },
+  consts: {
+    L3L_FLAG_EM: { value: 1, doc: 'Exact-match lookup on the 5-tuple (--lookup em); else LPM on the destination address.' },
+    L3L_MAX_PORTS: { value: 32, doc: 'Ports an lcore can send to (the port mask is 32 bits).' },
+    L3L_TX_BUF_LEN: { value: 64, doc: 'A tx buffer holds a burst beyond MAX_TX_BURST: the loop sends whenever one holds any, after each rx burst.' },
+    L3L_MAC_STRIDE: { value: 16, doc: 'Bytes of L3L_MAC per port.' },
+  },
+});

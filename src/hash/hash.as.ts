@@ -1,0 +1,94 @@
+// The exact-match hash table's lookups (twins: hash.twin.ts, same
+// signatures). `h` is the table header's heap offset (hash.record.ts), `keys`
+// the keys to look up, packed at keyLen bytes each, `positions` an i32 per key
+// (the key's position, or -1). A bucket's 8 signatures are compared in one
+// SIMD compare, the key only where one matches.
+import { HASH_BUCKETS, HASH_BUCKET_SIZE, HASH_BUCKET_MASK, HASH_INIT_VAL, HASH_KEYS, HASH_KEY_LEN, HASH_KEY_STRIDE, HB_KEY_IDX } from './hash-layout.as';
+
+/** The table's hash of the `len` bytes at `p` (hashKey in hash.twin.ts): murmur3's 32-bit mix, 4 bytes a step. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+export function hashKeyAt(p: u32, len: u32, init: u32): u32 {
+  let h = init ^ len;
+  let i: u32 = 0;
+  for (; i + 4 <= len; i += 4) h = mixStep(h, load<u32>(p + i));
+  if (i < len) {
+    let w: u32 = 0;
+    for (let s: u32 = 0; i < len; i++, s += 8) w |= <u32>load<u8>(p + i) << s;
+    h = mixStep(h, w);
+  }
+  h ^= h >>> 16;
+  h *= 0x85ebca6b;
+  h ^= h >>> 13;
+  h *= 0xc2b2ae35;
+  return h ^ (h >>> 16);
+}
+
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function mixStep(h: u32, w: u32): u32 {
+  w = rotl<u32>(w * 0xcc9e2d51, 15) * 0x1b873593;
+  return rotl<u32>(h ^ w, 13) * 5 + 0xe6546b64;
+}
+
+/** The `len` bytes at `a` and at `b` are equal. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function keyEq(a: u32, b: u32, len: u32): bool {
+  let i: u32 = 0;
+  for (; i + 8 <= len; i += 8) if (load<u64>(a + i) != load<u64>(b + i)) return false;
+  for (; i < len; i++) if (load<u8>(a + i) != load<u8>(b + i)) return false;
+  return true;
+}
+
+/** The position of the key at `k` in bucket `b` (short signature `sig`), or -1. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function inBucket(h: u32, b: u32, sig: u32, k: u32): i32 {
+  let m = i16x8.bitmask(i16x8.eq(v128.load(b), i16x8.splat(<i16>sig)));
+  while (m != 0) {
+    const j = ctz<u32>(m);
+    m &= m - 1;
+    const idx = load<u32>(b + HB_KEY_IDX + (j << 2));
+    if (idx != 0 && keyEq(load<u32>(h, HASH_KEYS) + idx * load<u32>(h, HASH_KEY_STRIDE), k, load<u32>(h, HASH_KEY_LEN))) return <i32>idx - 1;
+  }
+  return -1;
+}
+
+/** rte_hash_lookup_with_hash for the key at `k` with hash `hash`: its position, or -1. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+export function hashFind(h: u32, k: u32, hash: u32): i32 {
+  const mask = load<u32>(h, HASH_BUCKET_MASK);
+  const buckets = load<u32>(h, HASH_BUCKETS);
+  const sig = hash >>> 16;
+  const prim = hash & mask;
+  const pos = inBucket(h, buckets + prim * HASH_BUCKET_SIZE, sig, k);
+  if (pos >= 0) return pos;
+  return inBucket(h, buckets + ((prim ^ sig) & mask) * HASH_BUCKET_SIZE, sig, k);
+}
+
+/** The u32 data of the key at position `pos` (Hash.data). */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+export function hashData(h: u32, pos: i32): u32 {
+  return load<u32>(load<u32>(h, HASH_KEYS) + <u32>(pos + 1) * load<u32>(h, HASH_KEY_STRIDE) + ((load<u32>(h, HASH_KEY_LEN) + 3) & ~3));
+}
+
+/** rte_hash_lookup_bulk: each of the `n` keys at `keys` hashed and looked up into `positions`. Returns n. */
+export function hashLookupBulk(h: u32, keys: u32, positions: u32, n: u32): u32 {
+  const len = load<u32>(h, HASH_KEY_LEN);
+  const init = load<u32>(h, HASH_INIT_VAL);
+  for (let i: u32 = 0; i < n; i++) {
+    const k = keys + i * len;
+    store<i32>(positions + (i << 2), hashFind(h, k, hashKeyAt(k, len, init)));
+  }
+  return n;
+}
+
+/** rte_hash_lookup_with_hash_bulk: as hashLookupBulk, with each key's hash given in the u32 at `hashes`. Returns n. */
+export function hashLookupBulkWithHash(h: u32, keys: u32, hashes: u32, positions: u32, n: u32): u32 {
+  const len = load<u32>(h, HASH_KEY_LEN);
+  for (let i: u32 = 0; i < n; i++) store<i32>(positions + (i << 2), hashFind(h, keys + i * len, load<u32>(hashes + (i << 2))));
+  return n;
+}
