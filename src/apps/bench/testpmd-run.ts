@@ -27,6 +27,10 @@ export interface TestpmdRun {
   countTx: boolean;
   /** dpkit only: another checkout of dpkit to run (its folder), e.g. the commit before a change. */
   checkout?: string;
+  /** Seconds the run may take to start forwarding, beyond the usual (a peer to connect to; default 0). */
+  startup?: number;
+  /** DPDK only: its --file-prefix, when two DPDK testpmds run at once (default: one per bench process). */
+  prefix?: string;
 }
 
 let dpdkPath: string | null | undefined;
@@ -73,19 +77,20 @@ function dpkitEntry(): string[] {
 /** Runs one testpmd and returns its median rate in Mpps over the measured seconds. */
 export async function runTestpmd(run: TestpmdRun): Promise<number> {
   const warm = Math.ceil(run.warmup ?? 1);
+  const startup = run.startup ?? 0;
   let cmd: string;
   let args: string[];
   let prefix = '';
   if (run.system === 'dpkit') {
     cmd = process.execPath;
-    args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + 0.5}`];
+    args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + startup + 0.5}`];
   } else {
     const path = dpdkTestpmd();
     if (!path) throw new Error('dpdk-testpmd is not installed');
-    prefix = `dpkit-bench-${process.pid}`;
+    prefix = run.prefix ?? `dpkit-bench-${process.pid}`;
     cmd = 'timeout';
     // DPDK needs ~2.5 s before it forwards; SIGINT makes it print its final statistics and exit.
-    args = ['-s', 'INT', String(run.seconds + warm + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
+    args = ['-s', 'INT', String(run.seconds + warm + startup + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
   }
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
