@@ -33,6 +33,9 @@ export interface TestpmdRun {
   prefix?: string;
 }
 
+/** Seconds past its own end after which a testpmd run counts as stuck. */
+const HUNG_AFTER_S = 30;
+
 let dpdkPath: string | null | undefined;
 
 /** The path of Debian's dpdk-testpmd, or null when it is not installed. */
@@ -99,7 +102,16 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     child.stdout.on('data', (d: Buffer) => (text += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
+    // A run that outlives its duration by this much is stuck (a peer gone mid-start): killed, and the run fails.
+    const limit = run.seconds + warm + startup + HUNG_AFTER_S;
+    let hung = false;
+    const timer = setTimeout(() => {
+      hung = true;
+      child.kill('SIGKILL');
+    }, limit * 1000);
     child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (hung) return reject(new Error(`${run.system} testpmd did not end within ${limit} s (killed): ${err.trim().split('\n').slice(-3).join(' | ')}`));
       if (code === 0 || (run.system === 'dpdk' && (code === 124 || code === 130 || signal !== null))) resolve(text);
       else reject(new Error(`${run.system} testpmd exited with ${code ?? signal}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
     });
