@@ -71,7 +71,9 @@ export class VhostDev implements Backend {
     this.blocks = heap.reserve(2 * opts.queues * VHOST_QUEUE_SIZE, 64, 'vhost queue blocks');
     this.f64 = heap.f64;
     this.u16 = heap.u16;
-    this.offered = SUPPORTED_FEATURES & ~(opts.disable ?? 0n);
+    // As DPDK's vhost: MQ offered, so a virtio driver reads max_virtqueue_pairs (a frontend's own, for virtio_user).
+    const mq = opts.queues > 1 ? bit(Feature.NET_F_MQ) : 0n;
+    this.offered = (SUPPORTED_FEATURES | mq) & ~(opts.disable ?? 0n);
     this.vrings = Array.from({ length: 2 * opts.queues }, () => VhostDev.freshVring());
   }
 

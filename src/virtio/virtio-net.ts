@@ -11,6 +11,8 @@ export const Feature = {
   NET_F_MAC: 5,
   NET_F_MRG_RXBUF: 15,
   NET_F_STATUS: 16,
+  /** Several queue pairs (5.1.5): a backend with queues > 1 offers it, or DPDK's virtio driver stays at one. */
+  NET_F_MQ: 22,
   RING_F_INDIRECT_DESC: 28,
   RING_F_EVENT_IDX: 29,
   F_VERSION_1: 32,

@@ -260,6 +260,8 @@ describe('vhost and virtio_user, in process', () => {
     const ethdev = new Ethdev(heap, drivers);
     assert.throws(() => ethdev.create('net_vhost0'), (e: Error) => e instanceof ArgError && /net_vhost0: iface=SOCKET is required/.test(e.message));
     assert.throws(() => ethdev.create('virtio_user0,path=/x,queue_size=100'), /virtio_user0: queue_size=100: must be a power of two/);
+    assert.throws(() => ethdev.create('virtio_user0,path=/x,packed_vq=1'), (e: Error) => e instanceof ArgError && /virtio_user0: packed_vq=1: packed virtqueues are not supported/.test(e.message));
+    ethdev.close(ethdev.create('virtio_user9,path=/y,packed_vq=0'));
     const g = ethdev.create('virtio_user1,path=/nowhere');
     assert.throws(() => ethdev.configure(g, 1, 1), /virtio_user1: path=\/nowhere: no vhost-user backend listens there/);
     ethdev.create('net_vhost1,iface=/a');

@@ -18,7 +18,7 @@ import { memfdMemoryProvider } from '../../src/native/memory.js';
 import { setVhostLog } from '../../src/vhost/log.js';
 import { assertFull } from '../helpers.js';
 import { writeCapture } from '../pcap/captures.js';
-import { InteractiveTestpmd, fdCount, killTestpmds, seqFrame, skipDpdk, waitFor } from './dpdk.js';
+import { InteractiveTestpmd, fdCount, killTestpmds, leakedFds, openFds, seqFrame, skipDpdk, waitFor } from './dpdk.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-vhfault-'));
 after(async () => {
@@ -44,7 +44,7 @@ describe('vhost-user when the DPDK peer dies', { skip: skipDpdk }, () => {
       const pool = Mempool.create(heap, { name: 'pool', n: 8192, cacheSize: 64 });
       const ethdev = new Ethdev(heap, drivers);
       const mb = new Mbufs(heap);
-      const fds0 = fdCount();
+      const fds0 = openFds();
       const port = ethdev.create(c.dpkit(sock));
       const rx = heap.burst(32);
       const tx = heap.burst(32);
@@ -100,7 +100,7 @@ describe('vhost-user when the DPDK peer dies', { skip: skipDpdk }, () => {
       ethdev.stop(port);
       ethdev.close(port);
       assertFull(pool);
-      assert.equal(fdCount(), fds0, 'every fd of both connections is closed');
+      assert.deepEqual(leakedFds(fds0), [], 'every fd of both connections is closed');
     });
   });
 });

@@ -24,7 +24,7 @@ import { memfdMemoryProvider } from '../../src/native/memory.js';
 import { setVhostLog } from '../../src/vhost/log.js';
 import { assertFull } from '../helpers.js';
 import { readCapture, writeCapture } from '../pcap/captures.js';
-import { InteractiveTestpmd, fdCount, killTestpmds, seqFrame, seqOf, skipDpdk, waitFor } from './dpdk.js';
+import { InteractiveTestpmd, killTestpmds, leakedFds, openFds, seqFrame, seqOf, skipDpdk, waitFor } from './dpdk.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-vhost-'));
 after(async () => {
@@ -57,12 +57,7 @@ const PAIRINGS: Pairing[] = [
 
 describe('vhost-user with real DPDK', { skip: skipDpdk }, () => {
   PAIRINGS.forEach((pair, k) => {
-    // dpkit's virtio_user connecting to a DPDK net_vhost server already at its prompt: in about one
-    // run of four, DPDK's testpmd stops answering `start` once its vhost backend has said "virtio is
-    // now ready for processing" (nothing more is printed). Until that is understood it runs as a
-    // todo: reported every run, not failing the suite.
-    const todo = pair.dpkitFirst ? undefined : 'DPDK testpmd sometimes stops answering `start` in this pairing (being looked into)';
-    it(`${pair.what}: both directions, counts equal on both sides, every byte intact`, { todo }, async () => {
+    it(`${pair.what}: both directions, counts equal on both sides, every byte intact`, async () => {
       const sock = join(dir, `vh${k}.sock`);
       const inPcap = join(dir, `in${k}.pcap`);
       const outPcap = join(dir, `out${k}.pcap`);
@@ -76,7 +71,7 @@ describe('vhost-user with real DPDK', { skip: skipDpdk }, () => {
       const pool = Mempool.create(heap, { name: 'pool', n: 8192, cacheSize: 64 });
       const ethdev = new Ethdev(heap, drivers);
       const mb = new Mbufs(heap);
-      const fds0 = fdCount();
+      const fds0 = openFds();
       const port = ethdev.create(pair.dpkit(sock));
       const up = () => {
         ethdev.configure(port, 1, 1);
@@ -151,7 +146,7 @@ describe('vhost-user with real DPDK', { skip: skipDpdk }, () => {
       ethdev.stop(port);
       ethdev.close(port);
       assertFull(pool);
-      assert.equal(fdCount(), fds0, 'every fd the port opened is closed');
+      assert.deepEqual(leakedFds(fds0), [], 'every fd the port opened is closed');
     });
   });
 });

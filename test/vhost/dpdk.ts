@@ -2,7 +2,7 @@
 // waiting helpers the interop tests need (they wait for states, never for time).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, readlinkSync, rmSync } from 'node:fs';
 
 export const HAVE_DPDK = spawnSync('sh', ['-c', 'command -v dpdk-testpmd'], { encoding: 'utf8' }).status === 0;
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
@@ -34,7 +34,15 @@ export async function killTestpmds(): Promise<void> {
  * counters, while the connection stays up (so nothing in flight is lost to an exit).
  */
 export class InteractiveTestpmd {
+  /**
+   * What testpmd printed on stdout: prompts, command answers, statistics.
+   * Matched alone: DPDK logs on stderr, and the two pipes are read in no set
+   * order, so in one buffer a log chunk read late could land right after a
+   * prompt and hide it from a match at the end of a line.
+   */
   out = '';
+  /** stdout and stderr as they were read, for failure messages. */
+  log = '';
   private readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
   readonly command_: string;
@@ -54,8 +62,11 @@ export class InteractiveTestpmd {
     this.child = spawn('stdbuf', ['-oL', '-eL', 'dpdk-testpmd', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     live.add(this);
     this.child.on('close', () => live.delete(this));
-    this.child.stdout!.on('data', (d: Buffer) => (this.out += d.toString()));
-    this.child.stderr!.on('data', (d: Buffer) => (this.out += d.toString()));
+    this.child.stdout!.on('data', (d: Buffer) => {
+      this.out += d.toString();
+      this.log += d.toString();
+    });
+    this.child.stderr!.on('data', (d: Buffer) => (this.log += d.toString()));
     this.child.stdin!.on('error', () => {}); // a killed testpmd closes its end
     this.exited = new Promise((resolve) => this.child.on('close', (code) => resolve(code)));
   }
@@ -104,7 +115,7 @@ export class InteractiveTestpmd {
     const stats = new Map<number, FwdStats>();
     const re = /Forward statistics for port (\d+)\s+-+\s+RX-packets:\s+(\d+)\s+RX-dropped:\s+(\d+)\s+RX-total:\s+\d+\s+TX-packets:\s+(\d+)\s+TX-dropped:\s+(\d+)/g;
     for (const m of text.matchAll(re)) stats.set(Number(m[1]), { rx: Number(m[2]), tx: Number(m[4]), txDropped: Number(m[5]) });
-    assert.ok(stats.size > 0, `no forward statistics from ${this.command_}:\n${text}`);
+    assert.ok(stats.size > 0, `no forward statistics from ${this.command_}:\n${text}\n${this.log.slice(-3000)}`);
     return stats;
   }
 
@@ -136,8 +147,8 @@ export class InteractiveTestpmd {
 export async function waitFor(what: string, done: () => boolean, pump: () => void = () => {}, peer?: InteractiveTestpmd): Promise<void> {
   const deadline = Date.now() + STATE_TIMEOUT_MS;
   while (!done()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${peer ? `\n${peer.command_}:\n${peer.out.slice(-3000)}` : ''}`);
-    if (peer && !peer.running) assert.fail(`dpdk-testpmd exited while waiting for ${what}:\n${peer.out.slice(-3000)}`);
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${peer ? `\n${peer.command_}:\n${peer.log.slice(-3000)}` : ''}`);
+    if (peer && !peer.running) assert.fail(`dpdk-testpmd exited while waiting for ${what}:\n${peer.log.slice(-3000)}`);
     pump();
     await new Promise((r) => setTimeout(r, 1));
   }
@@ -146,6 +157,28 @@ export async function waitFor(what: string, done: () => boolean, pump: () => voi
 /** Open fds of this process (the fd-leak check). */
 export function fdCount(): number {
   return readdirSync('/proc/self/fd').length;
+}
+
+/** This process's open fds, each with what it refers to (`socket:[...]`, `anon_inode:[eventfd]`, a path). */
+export function openFds(): Map<number, string> {
+  const fds = new Map<number, string>();
+  for (const f of readdirSync('/proc/self/fd')) {
+    try {
+      fds.set(Number(f), readlinkSync(`/proc/self/fd/${f}`));
+    } catch {
+      // closed while listed (the listing's own fd)
+    }
+  }
+  return fds;
+}
+
+/**
+ * The fds open now that were not in `before` (as `fd -> target`): what a
+ * leak would leave. Unlike a count, an fd some other part of the process
+ * (node itself, the test runner) closed meanwhile does not hide one.
+ */
+export function leakedFds(before: Map<number, string>): string[] {
+  return [...openFds()].filter(([fd, what]) => before.get(fd) !== what).map(([fd, what]) => `${fd} -> ${what}`);
 }
 
 /**

@@ -5,7 +5,7 @@
  * problem, and leave the port down, the process up, and no fd or window behind.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -52,6 +52,13 @@ function dropMem(fd: number): void {
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 1));
+
+/** Mappings of the test's guest memfds in this process: the backend's windows (the test maps none itself). */
+function guestWindows(): number {
+  return readFileSync('/proc/self/maps', 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('/memfd:guest')).length;
+}
 
 /** A raw frontend: bytes and fds as the test wants them, whatever the protocol says. */
 class Raw {
@@ -124,6 +131,7 @@ async function refused(raw: Raw, problem: RegExp, extraFds: number[] = [], opts:
   assert.match(said[0]!, problem);
   assert.equal(ethdev.linkUp(port), false, 'the port is down');
   assert.equal(fdCount(), fds0 + held, 'no fd leaked');
+  assert.equal(guestWindows(), 0, 'no window of guest memory left mapped');
 }
 
 describe('net_vhost against a hostile vhost-user frontend', { skip }, () => {
@@ -155,10 +163,12 @@ describe('net_vhost against a hostile vhost-user frontend', { skip }, () => {
     raw.send({ req: Req.GET_QUEUE_NUM });
     assert.equal((await raw.reply())!.getBigUint64(0, true), 1n);
     while (!ethdev.linkUp(port)) await tick();
+    assert.equal(guestWindows(), 1, "the guest's region is mapped while it is attached");
     raw.close();
     dropMem(mem);
     while (ethdev.linkUp(port)) await tick();
     assert.equal(fdCount(), fds0);
+    assert.equal(guestWindows(), 0, 'its window is unmapped when it leaves');
   });
 
   it('refuses malformed messages: truncated, oversized, wrong sizes, bad flags, unknown requests', async () => {
@@ -300,5 +310,6 @@ describe('net_vhost against a hostile vhost-user frontend', { skip }, () => {
     dropMem(mem);
     assert.equal(ethdev.linkUp(port), false);
     assert.equal(fdCount(), fds0, 'no fd leaked over 10^4 connections');
+    assert.equal(guestWindows(), 0, 'no window left mapped over 10^4 connections');
   });
 });

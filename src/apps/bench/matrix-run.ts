@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PcapWriter } from '../../pcap/writer.js';
-import { comparisons, expandCells, testpmdArgs, validateConfig, type Cell, type MatrixConfig, type Variant } from './matrix.js';
+import { comparisons, expandCells, testpmdArgs, validateConfig, vhostUserArgs, type Cell, type MatrixConfig, type Variant, type VhostUserSide } from './matrix.js';
 import { cpuSnapshot, machineFacts, otherLoad } from './machine.js';
 import { cellWarnings, compareArms, lcoreScaling, REPORT_SCHEMA, summarizeArm, type ArmResult, type BenchReport } from './report.js';
 import { BenchRunError } from '../../errors.js';
@@ -19,9 +19,56 @@ export type MeasureFn = (cell: Cell, variant: Variant, config: MatrixConfig) => 
 
 export const measureTestpmd: MeasureFn = (cell, variant, config) => {
   const ports = config.ports ?? 'null';
+  if (ports === 'vhost-user') return measureVhostUser(cell, variant, config);
   const { eal, app } = testpmdArgs(cell, variant, undefined, ports, ports === 'pcap-replay' ? replayCapture(cell.size) : '', config.nbDesc);
   return runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: cell.engine === 'txonly', checkout: variant.checkout, watch: variant.watch });
 };
+
+/**
+ * Seconds a vhost-user side may take before it forwards: DPDK's virtio_user
+ * has been seen to print its first statistics 12 s after its start here.
+ */
+const VHOST_STARTUP = 12;
+/** The host outlives the guest by this much, so the guest's last second still has a peer. */
+const HOST_MARGIN = 6;
+const SOCKET_WAIT_MS = 30_000;
+
+/**
+ * One vhost-user run: the host starts and listens, the guest connects once
+ * the socket exists, both forward for the same window, and the receiver's
+ * rate is the result. The other side's result is not used (its errors are,
+ * when the measured side fails too).
+ */
+async function measureVhostUser(cell: Cell, variant: Variant, config: MatrixConfig): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'dpkit-bench-vhost-'));
+  const sock = join(dir, 'vh.sock');
+  const { host, guest } = vhostUserArgs(cell, variant, sock);
+  const run = (side: VhostUserSide, name: string, startup: number) =>
+    runTestpmd({
+      system: side.system,
+      eal: side.eal,
+      app: side.app,
+      seconds: config.seconds,
+      warmup: config.warmup,
+      startup,
+      countTx: !side.measured,
+      checkout: side.system === 'dpkit' ? variant.checkout : undefined,
+      prefix: `dpkit-bench-${process.pid}-${name}`,
+    });
+  try {
+    const hostRun = run(host, 'host', VHOST_STARTUP + HOST_MARGIN);
+    hostRun.catch(() => {}); // awaited below; a failure before then must not go unhandled
+    const deadline = Date.now() + SOCKET_WAIT_MS;
+    while (!existsSync(sock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const guestRun = existsSync(sock) ? run(guest, 'guest', VHOST_STARTUP) : Promise.reject(new Error(`the ${host.system} host did not listen at ${sock} within ${SOCKET_WAIT_MS / 1000} s`));
+    const [h, g] = await Promise.allSettled([hostRun, guestRun]);
+    const measured = host.measured ? h : g;
+    if (measured.status === 'fulfilled') return measured.value;
+    throw measured.reason;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 export interface MatrixRunOptions {
   measure?: MeasureFn;
@@ -37,7 +84,7 @@ export async function runMatrix(config: MatrixConfig, opts: MatrixRunOptions = {
   const measure = opts.measure ?? measureTestpmd;
   const dpdk = opts.dpdk ?? dpdkTestpmd() !== null;
   const warnings: string[] = [];
-  const variants = config.variants.filter((v) => dpdk || v.system !== 'dpdk');
+  const variants = config.variants.filter((v) => dpdk || (v.system !== 'dpdk' && v.guest !== 'dpdk'));
   const skipped = config.variants.filter((v) => !variants.includes(v));
   if (skipped.length) warnings.push(`skipped ${skipped.map((v) => v.name).join(', ')}: dpdk-testpmd is not installed (apt-get install dpdk)`);
   if (variants.length === 0) throw new Error(`bench ${config.name}: no arm can run here`);

@@ -30,6 +30,11 @@ export interface Variant {
   devargs?: string;
   /** dpkit only: telemetry clients, /metrics scrapers and dashboard viewers watching the run (bench/watchers.ts). */
   watch?: Watch;
+  /**
+   * vhost-user ports only: the system of the guest (virtio_user); `system` is
+   * the host's (net_vhost). Default: the same as the host.
+   */
+  guest?: System;
 }
 
 /** A block of the matrix: its cells are the cross product of these lists. */
@@ -46,9 +51,10 @@ export interface Dims {
  * What testpmd forwards between: two net_null ports, two net_pcap ports
  * replaying a capture of the cell's size, or two net_nicsim ports cabled
  * together (a loop fed by --tx-first, the model's hardware thread on CPU 0
- * beside the sleeping main lcore).
+ * beside the sleeping main lcore). 'vhost-user': two processes on one unix
+ * socket, a host (net_vhost) and a guest (virtio_user); see vhostUserArgs.
  */
-export type PortKind = 'null' | 'pcap-replay' | 'nicsim';
+export type PortKind = 'null' | 'pcap-replay' | 'nicsim' | 'vhost-user';
 
 export interface MatrixConfig {
   name: string;
@@ -154,7 +160,16 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
   for (const pair of config.compare ?? []) {
     if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => names.has(n))) fail(`compare: ${JSON.stringify(pair)} is not a pair of arm names`);
   }
-  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim') fail('ports: expected null, pcap-replay or nicsim');
+  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim' && config.ports !== 'vhost-user') fail('ports: expected null, pcap-replay, nicsim or vhost-user');
+  for (const v of config.variants) {
+    if (v.guest !== undefined && (config.ports !== 'vhost-user' || (v.guest !== 'dpkit' && v.guest !== 'dpdk'))) fail(`variants.${v.name}.guest: expected dpkit or dpdk, with ports vhost-user`);
+  }
+  if (config.ports === 'vhost-user') {
+    config.matrix.forEach((b, i) => {
+      if (b.engines !== undefined && !b.engines.every((e) => e === 'rxonly' || e === 'txonly')) fail(`matrix[${i}].engines: vhost-user cells are the guest's rxonly or txonly`);
+      if (b.lcores !== undefined && !b.lcores.every((n) => n === 1)) fail(`matrix[${i}].lcores: vhost-user runs one forwarding lcore per side`);
+    });
+  }
   if (config.nbDesc !== undefined && !(Number.isInteger(config.nbDesc) && config.nbDesc >= 64 && config.nbDesc <= 4096)) fail('nbDesc: expected an integer in [64, 4096]');
   if (!Number.isInteger(config.pairs) || config.pairs < 2) fail('pairs: expected an integer of at least 2');
   // testpmd's periodic statistics come once a second: whole seconds only.
@@ -199,5 +214,40 @@ export function testpmdArgs(cell: Cell, variant: Variant, cpus = availableParall
       ...(ports === 'nicsim' ? [`--tx-first-bursts=${loopFill}`] : []),
       ...(variant.args ?? []),
     ],
+  };
+}
+
+/** One side of a vhost-user run: which testpmd, its arguments, and whether its rate is the cell's. */
+export interface VhostUserSide {
+  system: System;
+  eal: string[];
+  app: string[];
+  /** The receiving side (rxonly): the rate a vhost-user cell reports is what arrived. */
+  measured: boolean;
+}
+
+/**
+ * The two command lines of a vhost-user cell (seed 003's setup): the host
+ * (`variant.system`, net_vhost listening at `sock`) on CPU 0 and the guest
+ * (`variant.guest`, virtio_user connecting to it) on CPU 1, each with its
+ * main lcore beside its one forwarding lcore. The cell's engine is the
+ * guest's (rxonly: the host sends, seed 003's direction; txonly: the
+ * reverse), the host runs the other one, and the receiver is measured.
+ */
+export function vhostUserArgs(cell: Cell, variant: Variant, sock: string, cpus = availableParallelism()): { host: VhostUserSide; guest: VhostUserSide } {
+  const other = cell.engine === 'rxonly' ? 'txonly' : 'rxonly';
+  const guestCpu = 1 % cpus;
+  const app = (engine: string) => [`--forward-mode=${engine}`, `--burst=${cell.burst}`, `--txpkts=${cell.size}`, '--nb-cores=1', '--rxq=1', '--txq=1'];
+  const extra = (system: System) => (variant.devargs && system === 'dpkit' ? `,${variant.devargs}` : '');
+  const hostSystem = variant.system ?? 'dpkit';
+  const guestSystem = variant.guest ?? hostSystem;
+  return {
+    host: { system: hostSystem, eal: ['--lcores', '0@0,1@0', '--vdev', `net_vhost0,iface=${sock},queues=1${extra(hostSystem)}`], app: [...app(other), ...(variant.args ?? [])], measured: other === 'rxonly' },
+    guest: {
+      system: guestSystem,
+      eal: ['--lcores', `0@${guestCpu},1@${guestCpu}`, '--vdev', `virtio_user0,path=${sock},queues=1${extra(guestSystem)}`],
+      app: [...app(cell.engine), ...(variant.args ?? [])],
+      measured: cell.engine === 'rxonly',
+    },
   };
 }

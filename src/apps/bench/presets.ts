@@ -101,4 +101,24 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
       warmup: 1,
     },
   ],
+  [
+    'vhost-user',
+    {
+      name: 'vhost-user',
+      title:
+        "vhost-user across processes (seed 003's setup): a host net_vhost and a guest virtio_user on one unix socket, each testpmd on its own CPU; rxonly cells: host txonly -> guest rxonly, txonly cells: the reverse; Mpps received",
+      ports: 'vhost-user',
+      matrix: [{ engines: ['rxonly', 'txonly'], sizes: [64, 1518], lcores: [1] }],
+      // Arms name host/guest. DPDK's own pair is the baseline; each dpkit arm changes one side, then both.
+      variants: [
+        { name: 'dpdk/dpdk', system: 'dpdk', guest: 'dpdk' },
+        { name: 'dpkit/dpdk', system: 'dpkit', guest: 'dpdk' },
+        { name: 'dpdk/dpkit', system: 'dpdk', guest: 'dpkit' },
+        { name: 'dpkit/dpkit', system: 'dpkit', guest: 'dpkit' },
+      ],
+      pairs: 5,
+      seconds: 3,
+      warmup: 1,
+    },
+  ],
 ]);

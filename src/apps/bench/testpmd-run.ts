@@ -32,10 +32,17 @@ export interface TestpmdRun {
   checkout?: string;
   /** dpkit only: telemetry clients and /metrics scrapers watching the run. */
   watch?: Watch;
+  /** Seconds the run may take to start forwarding, beyond the usual (a peer to connect to; default 0). */
+  startup?: number;
+  /** DPDK only: its --file-prefix, when two DPDK testpmds run at once (default: one per bench process). */
+  prefix?: string;
 }
 
 /** The /metrics port of a watched run (one run at a time); the dashboard takes the next. */
 const WATCH_METRICS_PORT = 19478;
+
+/** Seconds past its own end after which a testpmd run counts as stuck. */
+const HUNG_AFTER_S = 30;
 
 let dpdkPath: string | null | undefined;
 
@@ -95,12 +102,13 @@ function keepLog(system: System, cmd: string, args: string[], out: string, err: 
  */
 export async function runTestpmd(run: TestpmdRun): Promise<number> {
   const warm = Math.ceil(run.warmup ?? 1);
+  const startup = run.startup ?? 0;
   let cmd: string;
   let args: string[];
   let prefix = '';
   if (run.system === 'dpkit') {
     cmd = process.execPath;
-    args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + 0.5}`];
+    args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + startup + 0.5}`];
     if (run.watch) {
       prefix = `dpkit-bench-${process.pid}`;
       args.splice(args.indexOf('--'), 0, '--file-prefix', prefix);
@@ -109,10 +117,10 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
   } else {
     const path = dpdkTestpmd();
     if (!path) throw new Error('dpdk-testpmd is not installed');
-    prefix = `dpkit-bench-${process.pid}`;
+    prefix = run.prefix ?? `dpkit-bench-${process.pid}`;
     cmd = 'timeout';
     // DPDK needs ~2.5 s before it forwards; SIGINT makes it print its final statistics and exit.
-    args = ['-s', 'INT', String(run.seconds + warm + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
+    args = ['-s', 'INT', String(run.seconds + warm + startup + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
   }
   let err = '';
   let exited!: () => void;
@@ -125,7 +133,16 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     child.stdout.on('data', (d: Buffer) => (text += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', (e) => reject(new BenchRunError(`${run.system} testpmd did not start: ${e.message}`)));
+    // A run that outlives its duration by this much is stuck (a peer gone mid-start): killed, and the run fails.
+    const limit = run.seconds + warm + startup + HUNG_AFTER_S;
+    let hung = false;
+    const timer = setTimeout(() => {
+      hung = true;
+      child.kill('SIGKILL');
+    }, limit * 1000);
     child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (hung) return reject(new BenchRunError(`${run.system} testpmd did not end within ${limit} s (killed)`, keepLog(run.system, cmd, args, text, err)));
       if (code === 0 || (run.system === 'dpdk' && (code === 124 || code === 130 || signal !== null))) resolve(text);
       else {
         const last = err.trim().split('\n').slice(-3).join(' | ');

@@ -10,7 +10,8 @@
  * path instead and takes the backend that connects, again after a disconnect.
  * The link is up while a backend has the rings.
  *
- * Devargs (DPDK's): path, server, queues, queue_size, mrg_rxbuf=0|1, in_order=0|1, mac. dpkit
+ * Devargs (DPDK's): path, server, queues, queue_size, mrg_rxbuf=0|1, in_order=0|1, mac,
+ * packed_vq=0 (1 is refused: split rings only). dpkit
  * adds: indirect=0|1 and event_idx=0|1 (offer the ring features, default 1),
  * mtu (largest frame received without MRG_RXBUF, default 1500: rx buffers
  * are chained to hold it), tx_free_mode=single|bulk64|bulkall (the i40e
@@ -93,6 +94,8 @@ class VirtioUserDriver implements EthDriver {
     this.queues = intArg(name, args, 'queues', 1, 1, 128);
     this.queueSize = intArg(name, args, 'queue_size', DEFAULT_QUEUE_SIZE, 1, VRING_MAX_SIZE);
     if (!isVringSize(this.queueSize)) throw new ArgError(`${name}: queue_size=${this.queueSize}: must be a power of two`);
+    // DPDK's devarg, so its command lines work unchanged; dpkit's rings are split rings only.
+    if (boolArg(name, args, 'packed_vq')) throw new ArgError(`${name}: packed_vq=1: packed virtqueues are not supported (split rings only); use packed_vq=0`);
     let wanted = SUPPORTED_FEATURES;
     if (args.has('mrg_rxbuf') && !boolArg(name, args, 'mrg_rxbuf')) wanted &= ~bit(Feature.NET_F_MRG_RXBUF);
     if (args.has('indirect') && !boolArg(name, args, 'indirect')) wanted &= ~bit(Feature.RING_F_INDIRECT_DESC);
@@ -411,7 +414,7 @@ class VirtioUserDriver implements EthDriver {
 
 export const virtioUser: DriverSpec = {
   name: 'virtio_user',
-  keys: ['path', 'server', 'queues', 'queue_size', 'mrg_rxbuf', 'in_order', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode'],
+  keys: ['path', 'server', 'queues', 'queue_size', 'mrg_rxbuf', 'in_order', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode', 'packed_vq'],
   create: (ctx) => new VirtioUserDriver(ctx),
   openRxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioRxQueue(heap, d as VirtioRxDesc),
   openTxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioTxQueue(heap, d as VirtioTxDesc),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyOverrides } from '../../../src/apps/bench/main.js';
-import { comparisons, expandCells, testpmdArgs, validateConfig, type MatrixConfig } from '../../../src/apps/bench/matrix.js';
+import { comparisons, expandCells, testpmdArgs, validateConfig, vhostUserArgs, type MatrixConfig } from '../../../src/apps/bench/matrix.js';
 import { benchAliases, presets } from '../../../src/apps/bench/presets.js';
 
 const base = (): MatrixConfig => ({
@@ -86,5 +86,32 @@ describe('bench matrix', () => {
     const withPairs = { ...base(), compare: [['dpdk', 'dpkit'], ['dpkit', 'ts']] as [string, string][] };
     assert.deepEqual(applyOverrides(withPairs, { arms: 'dpkit,ts' }).compare, [['dpkit', 'ts']], 'comparisons with a dropped arm go');
     assert.equal(applyOverrides(withPairs, { arms: 'dpdk,ts' }).compare, undefined, 'none left: every arm against the first');
+  });
+  it('vhost-user: four host/guest arms; the host on CPU 0, the guest on CPU 1, the receiver measured', () => {
+    const p = validateConfig(presets.get('vhost-user')!, 'preset');
+    assert.deepEqual(p.variants.map((v) => `${v.system}/${v.guest}`), ['dpdk/dpdk', 'dpkit/dpdk', 'dpdk/dpkit', 'dpkit/dpkit']);
+    const cells = expandCells(p);
+    assert.deepEqual(cells.map((c) => c.id), ['rxonly 64 B 1c burst 32', 'rxonly 1518 B 1c burst 32', 'txonly 64 B 1c burst 32', 'txonly 1518 B 1c burst 32']);
+    const seed003 = vhostUserArgs(cells[0]!, p.variants[1]!, '/tmp/vh.sock', 2);
+    assert.deepEqual(seed003.host, {
+      system: 'dpkit',
+      eal: ['--lcores', '0@0,1@0', '--vdev', 'net_vhost0,iface=/tmp/vh.sock,queues=1'],
+      app: ['--forward-mode=txonly', '--burst=32', '--txpkts=64', '--nb-cores=1', '--rxq=1', '--txq=1'],
+      measured: false,
+    });
+    assert.deepEqual(seed003.guest, {
+      system: 'dpdk',
+      eal: ['--lcores', '0@1,1@1', '--vdev', 'virtio_user0,path=/tmp/vh.sock,queues=1'],
+      app: ['--forward-mode=rxonly', '--burst=32', '--txpkts=64', '--nb-cores=1', '--rxq=1', '--txq=1'],
+      measured: true,
+    });
+    const reverse = vhostUserArgs(cells[3]!, p.variants[2]!, '/tmp/vh.sock', 2);
+    assert.equal(reverse.host.system, 'dpdk');
+    assert.deepEqual([reverse.host.app[0], reverse.host.measured], ['--forward-mode=rxonly', true]);
+    assert.deepEqual([reverse.guest.system, reverse.guest.app[0], reverse.guest.measured], ['dpkit', '--forward-mode=txonly', false]);
+    const vh = { ...p, variants: [{ name: 'a' }] };
+    assert.throws(() => validateConfig({ ...vh, matrix: [{ engines: ['io'] }] }, 'cfg'), /matrix\[0\].engines: vhost-user cells are the guest's rxonly or txonly/);
+    assert.throws(() => validateConfig({ ...vh, matrix: [{ lcores: [2] }] }, 'cfg'), /vhost-user runs one forwarding lcore per side/);
+    assert.throws(() => validateConfig({ ...base(), variants: [{ name: 'a', guest: 'dpdk' }] }, 'cfg'), /variants.a.guest: expected dpkit or dpdk, with ports vhost-user/);
   });
 });
