@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { closeSync, openSync, readdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { MEMIF_COOKIE, MEMIF_DESC_SIZE, MEMIF_RING_HDR_SIZE, MDESC_LENGTH, MDESC_OFFSET, MRING_COOKIE, MRING_HEAD } from '../../src/drivers/memif/memif-layout.js';
 import {
@@ -109,13 +109,27 @@ describe('net_memif server against a hostile client', { skip: noShim }, () => {
   it('a region fd smaller than declared', () =>
     refused('Region cannot be mapped', async (c) => {
       await withInit(c);
-      const fd = memfdCreate('r', 4096);
+      const fd = memfdCreate('r', 4096, { sealSize: true });
       c.send(encodeAddRegion({ index: 0, size: 1 << 20 }), [fd]);
       closeFd(fd);
     }));
+  it('a region memfd not sealed against shrinking (it could be truncated under the mapping)', () =>
+    refused('Region not sealed', async (c) => {
+      await withInit(c);
+      const fd = memfdCreate('r', 65536);
+      c.send(encodeAddRegion({ index: 0, size: 65536 }), [fd]);
+      closeFd(fd);
+    }));
+  it('a region fd that is not a memfd (a file that takes no seals)', () =>
+    refused('Region not sealed', async (c) => {
+      await withInit(c);
+      const fd = openSync('/proc/self/stat', 'r');
+      c.send(encodeAddRegion({ index: 0, size: 4096 }), [fd]);
+      closeSync(fd);
+    }));
   const withRegion = async (c: Raw, size = 65536) => {
     await withInit(c);
-    const fd = memfdCreate('r', size);
+    const fd = memfdCreate('r', size, { sealSize: true });
     c.send(encodeAddRegion({ index: 0, size }), [fd]);
     assert.equal((await c.recv())?.type, MsgType.ACK);
     return fd;
@@ -138,7 +152,7 @@ describe('net_memif server against a hostile client', { skip: noShim }, () => {
     const size = 65536;
     await refused('Bad descriptor', async (c) => {
       await withInit(c);
-      const fd = memfdCreate('r', size);
+      const fd = memfdCreate('r', size, { sealSize: true });
       c.send(encodeAddRegion({ index: 0, size }), [fd]);
       assert.equal((await c.recv())?.type, MsgType.ACK);
       const efd = eventfdCreate();
