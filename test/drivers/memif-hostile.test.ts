@@ -2,68 +2,13 @@ import assert from 'node:assert/strict';
 import { closeSync, openSync, readdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { MEMIF_COOKIE, MEMIF_DESC_SIZE, MEMIF_RING_HDR_SIZE, MDESC_LENGTH, MDESC_OFFSET, MRING_COOKIE, MRING_HEAD } from '../../src/drivers/memif/memif-layout.js';
-import {
-  ADD_RING_FLAG_C2S,
-  MEMIF_VERSION,
-  MODE_ETHERNET,
-  MSG_SIZE,
-  MsgType,
-  decode,
-  encodeAddRegion,
-  encodeAddRing,
-  encodeConnect,
-  encodeInit,
-  type Msg,
-} from '../../src/drivers/memif/protocol.js';
+import { MSG_SIZE, MsgType, encodeAddRegion, encodeConnect } from '../../src/drivers/memif/protocol.js';
 import { eventfdCreate } from '../../src/native/eventfd.js';
 import { memfdCreate } from '../../src/native/memory.js';
-import { recvMsg, sendMsg, unixConnect } from '../../src/native/unix.js';
 import { closeFd } from '../../src/native/watch.js';
 import { portUp } from '../helpers.js';
 import { collectLog, noShim, until, world } from './memif-util.js';
-
-/** A raw memif client: sends what it is told, whatever the protocol says. */
-class Raw {
-  readonly fd: number;
-  private readonly buf = new Uint8Array(MSG_SIZE);
-  constructor(path: string) {
-    this.fd = unixConnect('\0' + path, 'seqpacket');
-  }
-  send(b: Uint8Array, fds: number[] = []): void {
-    assert.equal(sendMsg(this.fd, b, fds), b.length);
-  }
-  /** Sends `b` with a fresh eventfd (the server gets its own copy; ours is closed). */
-  sendWithEventfd(b: Uint8Array): void {
-    const fd = eventfdCreate();
-    this.send(b, [fd]);
-    closeFd(fd);
-  }
-  /** The next message, or null once the server closed the socket. */
-  async recv(): Promise<Msg | null> {
-    let r: ReturnType<typeof recvMsg> = null;
-    await until(() => (r = recvMsg(this.fd, this.buf)) !== null, 'a message from the server');
-    const got = r!;
-    for (const fd of got.fds) closeFd(fd);
-    return got.bytes === 0 ? null : decode('raw', this.buf, got.bytes);
-  }
-  /** Reads up to the DISCONNECT and the close: its reason. */
-  async disconnectReason(): Promise<string> {
-    for (;;) {
-      const m = await this.recv();
-      if (m === null) return '(closed without DISCONNECT)';
-      if (m.type === MsgType.DISCONNECT) {
-        assert.equal(await this.recv(), null, 'the server closes after DISCONNECT');
-        return m.disconnect.reason;
-      }
-    }
-  }
-  close(): void {
-    closeFd(this.fd);
-  }
-}
-
-const init = (id = 0, secret = '') => encodeInit({ version: MEMIF_VERSION, id, mode: MODE_ETHERNET, secret, name: 'raw' });
-const ring = (index: number, offset: number, region = 0, log2 = 4, c2s = true) => encodeAddRing({ flags: c2s ? ADD_RING_FLAG_C2S : 0, index, region, offset, log2RingSize: log2, privateHdrSize: 0 });
+import { Raw, init, ring } from './memif-raw.js';
 
 describe('net_memif server against a hostile client', { skip: noShim }, () => {
   let log: ReturnType<typeof collectLog>;
