@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { packets, readCapture, writeCapture } from '../pcap/captures.js';
 import { portUp } from '../helpers.js';
 import { DpdkTestpmd, noDpdk } from './memif-dpdk.js';
-import { collectLog, noShim, packet, until, world } from './memif-util.js';
+import { collectLog, noShim, packet, payload, until, world } from './memif-util.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-memif-dpdk-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -141,6 +141,47 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
     }
     assert.equal(ethdev.xstats(p)['connects'], 2);
     ethdev.close(p);
+    mp.checkLeaks();
+  });
+  it('a DPDK server killed mid-traffic: one line, link down, pools full, no fd left; the client reconnects when it returns', async () => {
+    const { ethdev, mp, mb, burst } = world();
+    const path = sock('d');
+    const vdevs = [`net_memif0,role=server,socket=${path}`];
+    const fds = readdirSync('/proc/self/fd').length;
+    let p = -1;
+    for (let round = 0; round < 2; round++) {
+      const dpdk = new DpdkTestpmd(vdevs, ['-i', '--forward-mode=rxonly']);
+      try {
+        await dpdk.waitFor(/testpmd> /, `the server's prompt (round ${round})`);
+        dpdk.send('start');
+        await dpdk.waitFor(/rxonly packet forwarding/, 'forwarding to start');
+        // Round 0 starts the client; in round 1 it is the same port, reconnecting by itself.
+        if (p < 0) p = portUp(ethdev, mp, ethdev.create(`net_memif0,role=client,socket=${path}`));
+        await until(() => ethdev.linkUp(p), `link up (round ${round})`);
+        const before = ethdev.stats(p).opackets;
+        const send = () => {
+          for (let i = 0; i < 32; i++) burst[i] = packet(mb, mp, payload(i, 64));
+          const sent = ethdev.txBurst(p, 0, burst, 32);
+          mb.freeBulk(burst, 32 - sent, sent);
+          return sent;
+        };
+        // More than the ring holds (1024 slots): DPDK is reading.
+        await until(() => send() >= 0 && ethdev.stats(p).opackets > before + 4096, `traffic to DPDK (round ${round})`);
+        const from = log.lines.length;
+        await dpdk.kill();
+        await until(() => send() >= 0 && !ethdev.linkUp(p), `link down after the kill (round ${round})`);
+        // The reconnect attempts report themselves apart ("waiting for a server ...", once per reason).
+        const lines = log.lines.slice(from).filter((l) => l.startsWith('net_memif0') && !l.includes('waiting for a server'));
+        assert.deepEqual(lines, ['net_memif0: peer closed the control socket'], 'one line says why the link went down');
+      } finally {
+        if (!dpdk.exited) await dpdk.kill();
+      }
+      assert.equal(mp.inUse(), 0, 'every mbuf back in the pool');
+      assert.equal(ethdev.isStarted(p), true, 'the port stays started, waiting for its server');
+    }
+    assert.equal(ethdev.xstats(p)['connects'], 2, 'the client reconnected to the restarted server');
+    ethdev.close(p);
+    assert.equal(readdirSync('/proc/self/fd').length, fds, 'no fd left');
     mp.checkLeaks();
   });
 });
