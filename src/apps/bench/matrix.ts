@@ -27,6 +27,8 @@ export interface Variant {
   checkout?: string;
   /** dpkit only: devargs added to every port, e.g. 'tx_free_mode=single' (net_nicsim's reclaim arms). */
   devargs?: string;
+  /** memif ports only: the system of the client process (txonly) sending to the measured server (`system`). */
+  peer?: System;
 }
 
 /** A block of the matrix: its cells are the cross product of these lists. */
@@ -43,9 +45,10 @@ export interface Dims {
  * What testpmd forwards between: two net_null ports, two net_pcap ports
  * replaying a capture of the cell's size, or two net_nicsim ports cabled
  * together (a loop fed by --tx-first, the model's hardware thread on CPU 0
- * beside the sleeping main lcore).
+ * beside the sleeping main lcore), or one net_memif port whose client is
+ * another process (memif-pair.ts).
  */
-export type PortKind = 'null' | 'pcap-replay' | 'nicsim';
+export type PortKind = 'null' | 'pcap-replay' | 'nicsim' | 'memif';
 
 export interface MatrixConfig {
   name: string;
@@ -141,6 +144,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     if (v.system !== undefined && v.system !== 'dpkit' && v.system !== 'dpdk') fail(`variants.${v.name}.system: expected dpkit or dpdk`);
     if (v.args !== undefined && !(Array.isArray(v.args) && v.args.every((a) => typeof a === 'string'))) fail(`variants.${v.name}.args: expected a list of strings`);
     if (v.devargs !== undefined && (typeof v.devargs !== 'string' || v.system === 'dpdk')) fail(`variants.${v.name}.devargs: expected a string, on a dpkit arm`);
+    if (v.peer !== undefined && (config.ports !== 'memif' || (v.peer !== 'dpkit' && v.peer !== 'dpdk'))) fail(`variants.${v.name}.peer: expected dpkit or dpdk, on memif ports`);
     if (config.ports === 'nicsim' && v.system === 'dpdk') fail(`variants.${v.name}: net_nicsim is dpkit's model NIC; DPDK's testpmd cannot run it`);
     if (v.checkout !== undefined) {
       if (v.system === 'dpdk') fail(`variants.${v.name}.checkout: only dpkit arms run another checkout`);
@@ -150,7 +154,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
   for (const pair of config.compare ?? []) {
     if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => names.has(n))) fail(`compare: ${JSON.stringify(pair)} is not a pair of arm names`);
   }
-  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim') fail('ports: expected null, pcap-replay or nicsim');
+  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim' && config.ports !== 'memif') fail('ports: expected null, pcap-replay, nicsim or memif');
   if (config.nbDesc !== undefined && !(Number.isInteger(config.nbDesc) && config.nbDesc >= 64 && config.nbDesc <= 4096)) fail('nbDesc: expected an integer in [64, 4096]');
   if (!Number.isInteger(config.pairs) || config.pairs < 2) fail('pairs: expected an integer of at least 2');
   // testpmd's periodic statistics come once a second: whole seconds only.

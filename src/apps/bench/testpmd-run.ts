@@ -27,7 +27,14 @@ export interface TestpmdRun {
   countTx: boolean;
   /** dpkit only: another checkout of dpkit to run (its folder), e.g. the commit before a change. */
   checkout?: string;
+  /** Seconds the process may wait for its traffic before it starts (a memif server waits for its client); added to its run time. */
+  lead?: number;
+  /** Sees the process's stdout as it comes (a memif pair starts its client once the server prints statistics). */
+  onOutput?: (text: string) => void;
 }
+
+/** Runs in this process so far: each DPDK run gets its own --file-prefix (two may run at once). */
+let runs = 0;
 
 let dpdkPath: string | null | undefined;
 
@@ -73,25 +80,29 @@ function dpkitEntry(): string[] {
 /** Runs one testpmd and returns its median rate in Mpps over the measured seconds. */
 export async function runTestpmd(run: TestpmdRun): Promise<number> {
   const warm = Math.ceil(run.warmup ?? 1);
+  const span = run.seconds + warm + (run.lead ?? 0);
   let cmd: string;
   let args: string[];
   let prefix = '';
   if (run.system === 'dpkit') {
     cmd = process.execPath;
-    args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + 0.5}`];
+    args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${span + 0.5}`];
   } else {
     const path = dpdkTestpmd();
     if (!path) throw new Error('dpdk-testpmd is not installed');
-    prefix = `dpkit-bench-${process.pid}`;
+    prefix = `dpkit-bench-${process.pid}-${runs++}`;
     cmd = 'timeout';
     // DPDK needs ~2.5 s before it forwards; SIGINT makes it print its final statistics and exit.
-    args = ['-s', 'INT', String(run.seconds + warm + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
+    args = ['-s', 'INT', String(span + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
   }
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString();
+      run.onOutput?.(text);
+    });
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
     child.on('exit', (code, signal) => {
