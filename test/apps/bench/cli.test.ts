@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { BenchReport } from '../../../src/apps/bench/report.js';
+import { presets } from '../../../src/apps/bench/presets.js';
 
 const ENTRY = fileURLToPath(new URL('../../../src/cli/dpkit.ts', import.meta.url));
 const MATRIX = fileURLToPath(new URL('../../../src/apps/bench/matrix.ts', import.meta.url));
@@ -73,7 +74,7 @@ export default {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ name: 'b', title: '', matrix: [{ sizes: [10] }], variants: [{ name: 'a' }], pairs: 5, seconds: 1, warmup: 0 }));
     const cases: [string[], RegExp][] = [
-      [['--preset', 'nope'], /bench --preset nope: unknown \(presets: testpmd, seed-macswap, seed-txfree, pcap\)/],
+      [['--preset', 'nope'], new RegExp(`bench --preset nope: unknown \\(presets: ${[...presets.keys()].join(', ')}\\)`)],
       [['--config', bad], /bench --config .*bad.json: matrix\[0\].sizes: expected a non-empty list of integers in \[64, 9000\]/],
       [['testpmd', '--sizes', '100'], /--sizes 100: no cell of testpmd has any of these/],
       [['testpmd', '--pairs', 'x'], /--pairs x: expected an integer/],
