@@ -1,8 +1,8 @@
 /**
  * A memif pair as a benchmark cell: two testpmd processes, dpkit's or DPDK's,
  * joined by one net_memif port each. The server (the arm's `system`) runs the
- * cell's engine (rxonly) and is measured; the client (the arm's `peer`) runs
- * txonly into it. The server starts first and the client once the server
+ * cell's engine (rxonly, or io: its one port sends every packet back to the
+ * client) and is measured; the client (the arm's `peer`) runs txonly into it. The server starts first and the client once the server
  * prints statistics, since DPDK's client does not retry a server whose port
  * is not up yet. Each process has its own CPU when there are two: the server
  * on CPU 1, the client on CPU 0, each with its main lcore beside its

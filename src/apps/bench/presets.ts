@@ -93,9 +93,9 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
     {
       name: 'memif',
       title:
-        'memif pair: a client process txonly into a server process rxonly, one net_memif port each (copy mode, abstract socket), Mpps the server receives; arms are client-server systems, each process on its own CPU',
+        'memif pair: a client process txonly into a server process running rxonly (or io, sending every packet back), one net_memif port each (copy mode, abstract socket), Mpps the server receives; arms are client-server systems, each process on its own CPU',
       ports: 'memif',
-      matrix: [{ engines: ['rxonly'], sizes: [64, 1518], lcores: [1, 2] }],
+      matrix: [{ engines: ['rxonly', 'io'], sizes: [64, 1518], lcores: [1, 2] }],
       variants: [
         { name: 'dpdk-dpdk', system: 'dpdk', peer: 'dpdk' },
         { name: 'dpkit-dpdk', system: 'dpdk', peer: 'dpkit' },

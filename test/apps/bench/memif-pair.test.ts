@@ -8,7 +8,7 @@ import { presets } from '../../../src/apps/bench/presets.js';
 describe('bench memif preset', () => {
   const memif = presets.get('memif')!;
 
-  it('is a valid matrix of client-server pairs: every pairing of dpkit and DPDK, 64 and 1518 B, 1 and 2 queues', () => {
+  it('is a valid matrix of client-server pairs: every pairing of dpkit and DPDK, rxonly and io, 64 and 1518 B, 1 and 2 queues', () => {
     validateConfig(memif, 'memif');
     assert.deepEqual(
       memif.variants.map((v) => `${v.peer}-${v.system}`),
@@ -16,7 +16,7 @@ describe('bench memif preset', () => {
     );
     assert.deepEqual(
       expandCells(memif).map((c) => c.id),
-      ['rxonly 64 B 1c burst 32', 'rxonly 1518 B 1c burst 32', 'rxonly 64 B 2c burst 32', 'rxonly 1518 B 2c burst 32'],
+      ['rxonly', 'io'].flatMap((e) => [`${e} 64 B 1c burst 32`, `${e} 1518 B 1c burst 32`, `${e} 64 B 2c burst 32`, `${e} 1518 B 2c burst 32`]),
     );
   });
 
