@@ -136,6 +136,17 @@ Napi::Value MemfdCreate(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, fd);
 }
 
+// fdSeals(fd): the file's seals (F_GET_SEALS), or -1 for a file that takes no seals (EINVAL:
+// not a memfd/shmem file). A peer's region is safe to map only if it cannot shrink under us.
+Napi::Value FdSeals(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd;
+  if (info.Length() != 1 || !ArgFd(info, 0, &fd)) return ThrowUsage(env, "fdSeals(fd: number)");
+  int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0 && errno != EINVAL) return ThrowSys(env, "fcntl F_GET_SEALS", errno, FdName(fd));
+  return Napi::Number::New(env, seals < 0 ? -1 : seals);
+}
+
 // backMemory(buffer: SharedArrayBuffer, fd): copies the memory into fd and maps fd over all of it.
 Napi::Value BackMemory(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -272,6 +283,7 @@ void InitMemory(Napi::Env env, Napi::Object exports) {
   exports.Set("backMemory", Napi::Function::New(env, BackMemory, "backMemory"));
   exports.Set("mapWindow", Napi::Function::New(env, MapWindow, "mapWindow"));
   exports.Set("unmapWindow", Napi::Function::New(env, UnmapWindow, "unmapWindow"));
+  exports.Set("fdSeals", Napi::Function::New(env, FdSeals, "fdSeals"));
 }
 
 }  // namespace dpkit

@@ -50,6 +50,19 @@ export function memfdCreate(name: string, size: number, opts: { sealSize?: boole
   return requireNative(`memfd ${name}`).memfdCreate(name, size, opts.sealSize ?? false);
 }
 
+/** F_SEAL_SHRINK (fcntl(2)): the file can no longer be made smaller. */
+export const F_SEAL_SHRINK = 0x0002;
+
+/**
+ * fcntl(F_GET_SEALS): the seals on `fd` (F_SEAL_SHRINK, ...), so a caller can
+ * refuse a peer's file that could shrink under its mapping (SIGBUS).
+ * @returns the seal bits, or -1 when the file takes no seals (not a memfd).
+ * @throws NativeError when fcntl fails otherwise (EBADF).
+ */
+export function fdSeals(fd: number): number {
+  return requireNative('memfd seals').fdSeals(fd);
+}
+
 /**
  * Backs `memory` with `fd`: copies the memory's current bytes into the fd
  * (skipping all-zero 64 KiB chunks, so untouched heap costs no pages), then

@@ -36,6 +36,7 @@ export interface NativeShim {
   backMemory(buffer: SharedArrayBuffer, fd: number): void;
   mapWindow(buffer: SharedArrayBuffer, offset: number, length: number, fd: number, fdOffset: number): void;
   unmapWindow(buffer: SharedArrayBuffer, offset: number, length: number): void;
+  fdSeals(fd: number): number;
 
   unixListen(path: string, type: 'stream' | 'seqpacket', backlog: number): number;
   unixAccept(fd: number): number;

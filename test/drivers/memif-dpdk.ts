@@ -19,10 +19,10 @@ export class DpdkTestpmd {
   readonly prefix: string;
   exited = false;
 
-  /** `dpdk-testpmd -l 0-1 --no-huge -m 512 --no-pci --file-prefix=… <vdevs> -- <args>`. */
-  constructor(vdevs: string[], args: string[]) {
+  /** `dpdk-testpmd <lcores> --no-huge -m 512 --no-pci --file-prefix=… <vdevs> -- <args>`; `lcores` is `-l 0-1` unless given. */
+  constructor(vdevs: string[], args: string[], lcores: string[] = ['-l', '0-1']) {
     this.prefix = `dpkit-memif-${process.pid}-${runs++}`;
-    const argv = ['-l', '0-1', '--no-huge', '-m', '512', '--no-pci', `--file-prefix=${this.prefix}`, ...vdevs.flatMap((v) => ['--vdev', v]), '--', '--total-num-mbufs=8192', ...args];
+    const argv = [...lcores, '--no-huge', '-m', '512', '--no-pci', `--file-prefix=${this.prefix}`, ...vdevs.flatMap((v) => ['--vdev', v]), '--', '--total-num-mbufs=8192', ...args];
     // Line-buffered: testpmd's stdout to a pipe is otherwise flushed only when its buffer fills.
     this.child = spawn('stdbuf', ['-oL', 'dpdk-testpmd', ...argv], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (d: Buffer) => (this.out += d.toString()));

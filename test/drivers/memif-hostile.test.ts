@@ -1,69 +1,14 @@
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { closeSync, openSync, readdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { MEMIF_COOKIE, MEMIF_DESC_SIZE, MEMIF_RING_HDR_SIZE, MDESC_LENGTH, MDESC_OFFSET, MRING_COOKIE, MRING_HEAD } from '../../src/drivers/memif/memif-layout.js';
-import {
-  ADD_RING_FLAG_C2S,
-  MEMIF_VERSION,
-  MODE_ETHERNET,
-  MSG_SIZE,
-  MsgType,
-  decode,
-  encodeAddRegion,
-  encodeAddRing,
-  encodeConnect,
-  encodeInit,
-  type Msg,
-} from '../../src/drivers/memif/protocol.js';
+import { MSG_SIZE, MsgType, encodeAddRegion, encodeConnect } from '../../src/drivers/memif/protocol.js';
 import { eventfdCreate } from '../../src/native/eventfd.js';
 import { memfdCreate } from '../../src/native/memory.js';
-import { recvMsg, sendMsg, unixConnect } from '../../src/native/unix.js';
 import { closeFd } from '../../src/native/watch.js';
 import { portUp } from '../helpers.js';
 import { collectLog, noShim, until, world } from './memif-util.js';
-
-/** A raw memif client: sends what it is told, whatever the protocol says. */
-class Raw {
-  readonly fd: number;
-  private readonly buf = new Uint8Array(MSG_SIZE);
-  constructor(path: string) {
-    this.fd = unixConnect('\0' + path, 'seqpacket');
-  }
-  send(b: Uint8Array, fds: number[] = []): void {
-    assert.equal(sendMsg(this.fd, b, fds), b.length);
-  }
-  /** Sends `b` with a fresh eventfd (the server gets its own copy; ours is closed). */
-  sendWithEventfd(b: Uint8Array): void {
-    const fd = eventfdCreate();
-    this.send(b, [fd]);
-    closeFd(fd);
-  }
-  /** The next message, or null once the server closed the socket. */
-  async recv(): Promise<Msg | null> {
-    let r: ReturnType<typeof recvMsg> = null;
-    await until(() => (r = recvMsg(this.fd, this.buf)) !== null, 'a message from the server');
-    const got = r!;
-    for (const fd of got.fds) closeFd(fd);
-    return got.bytes === 0 ? null : decode('raw', this.buf, got.bytes);
-  }
-  /** Reads up to the DISCONNECT and the close: its reason. */
-  async disconnectReason(): Promise<string> {
-    for (;;) {
-      const m = await this.recv();
-      if (m === null) return '(closed without DISCONNECT)';
-      if (m.type === MsgType.DISCONNECT) {
-        assert.equal(await this.recv(), null, 'the server closes after DISCONNECT');
-        return m.disconnect.reason;
-      }
-    }
-  }
-  close(): void {
-    closeFd(this.fd);
-  }
-}
-
-const init = (id = 0, secret = '') => encodeInit({ version: MEMIF_VERSION, id, mode: MODE_ETHERNET, secret, name: 'raw' });
-const ring = (index: number, offset: number, region = 0, log2 = 4, c2s = true) => encodeAddRing({ flags: c2s ? ADD_RING_FLAG_C2S : 0, index, region, offset, log2RingSize: log2, privateHdrSize: 0 });
+import { Raw, init, ring } from './memif-raw.js';
 
 describe('net_memif server against a hostile client', { skip: noShim }, () => {
   let log: ReturnType<typeof collectLog>;
@@ -109,13 +54,27 @@ describe('net_memif server against a hostile client', { skip: noShim }, () => {
   it('a region fd smaller than declared', () =>
     refused('Region cannot be mapped', async (c) => {
       await withInit(c);
-      const fd = memfdCreate('r', 4096);
+      const fd = memfdCreate('r', 4096, { sealSize: true });
       c.send(encodeAddRegion({ index: 0, size: 1 << 20 }), [fd]);
       closeFd(fd);
     }));
+  it('a region memfd not sealed against shrinking (it could be truncated under the mapping)', () =>
+    refused('Region not sealed', async (c) => {
+      await withInit(c);
+      const fd = memfdCreate('r', 65536);
+      c.send(encodeAddRegion({ index: 0, size: 65536 }), [fd]);
+      closeFd(fd);
+    }));
+  it('a region fd that is not a memfd (a file that takes no seals)', () =>
+    refused('Region not sealed', async (c) => {
+      await withInit(c);
+      const fd = openSync('/proc/self/stat', 'r');
+      c.send(encodeAddRegion({ index: 0, size: 4096 }), [fd]);
+      closeSync(fd);
+    }));
   const withRegion = async (c: Raw, size = 65536) => {
     await withInit(c);
-    const fd = memfdCreate('r', size);
+    const fd = memfdCreate('r', size, { sealSize: true });
     c.send(encodeAddRegion({ index: 0, size }), [fd]);
     assert.equal((await c.recv())?.type, MsgType.ACK);
     return fd;
@@ -138,7 +97,7 @@ describe('net_memif server against a hostile client', { skip: noShim }, () => {
     const size = 65536;
     await refused('Bad descriptor', async (c) => {
       await withInit(c);
-      const fd = memfdCreate('r', size);
+      const fd = memfdCreate('r', size, { sealSize: true });
       c.send(encodeAddRegion({ index: 0, size }), [fd]);
       assert.equal((await c.recv())?.type, MsgType.ACK);
       const efd = eventfdCreate();

@@ -12,6 +12,7 @@ import { cpuSnapshot, machineFacts, otherLoad } from './machine.js';
 import { cellWarnings, compareArms, lcoreScaling, REPORT_SCHEMA, summarizeArm, type ArmResult, type BenchReport } from './report.js';
 import { BenchRunError } from '../../errors.js';
 import { schedule } from './schedule.js';
+import { measureMemifPair } from './memif-pair.js';
 import { dpdkTestpmd, runTestpmd } from './testpmd-run.js';
 
 /** Measures one run of `variant` in `cell`, in Mpps. */
@@ -20,6 +21,7 @@ export type MeasureFn = (cell: Cell, variant: Variant, config: MatrixConfig) => 
 export const measureTestpmd: MeasureFn = (cell, variant, config) => {
   const ports = config.ports ?? 'null';
   if (ports === 'vhost-user') return measureVhostUser(cell, variant, config);
+  if (ports === 'memif') return measureMemifPair(cell, variant, config);
   const { eal, app } = testpmdArgs(cell, variant, undefined, ports, ports === 'pcap-replay' ? replayCapture(cell.size) : '', config.nbDesc);
   return runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: cell.engine === 'txonly', checkout: variant.checkout, watch: variant.watch });
 };
@@ -84,7 +86,7 @@ export async function runMatrix(config: MatrixConfig, opts: MatrixRunOptions = {
   const measure = opts.measure ?? measureTestpmd;
   const dpdk = opts.dpdk ?? dpdkTestpmd() !== null;
   const warnings: string[] = [];
-  const variants = config.variants.filter((v) => dpdk || (v.system !== 'dpdk' && v.guest !== 'dpdk'));
+  const variants = config.variants.filter((v) => dpdk || (v.system !== 'dpdk' && v.guest !== 'dpdk' && v.peer !== 'dpdk'));
   const skipped = config.variants.filter((v) => !variants.includes(v));
   if (skipped.length) warnings.push(`skipped ${skipped.map((v) => v.name).join(', ')}: dpdk-testpmd is not installed (apt-get install dpdk)`);
   if (variants.length === 0) throw new Error(`bench ${config.name}: no arm can run here`);

@@ -35,6 +35,8 @@ export interface Variant {
    * the host's (net_vhost). Default: the same as the host.
    */
   guest?: System;
+  /** memif ports only: the system of the client process (txonly) sending to the measured server (`system`). */
+  peer?: System;
 }
 
 /** A block of the matrix: its cells are the cross product of these lists. */
@@ -53,8 +55,9 @@ export interface Dims {
  * together (a loop fed by --tx-first, the model's hardware thread on CPU 0
  * beside the sleeping main lcore). 'vhost-user': two processes on one unix
  * socket, a host (net_vhost) and a guest (virtio_user); see vhostUserArgs.
+ * One net_memif port whose client is another process (memif-pair.ts).
  */
-export type PortKind = 'null' | 'pcap-replay' | 'nicsim' | 'vhost-user';
+export type PortKind = 'null' | 'pcap-replay' | 'nicsim' | 'vhost-user' | 'memif';
 
 export interface MatrixConfig {
   name: string;
@@ -150,6 +153,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     if (v.system !== undefined && v.system !== 'dpkit' && v.system !== 'dpdk') fail(`variants.${v.name}.system: expected dpkit or dpdk`);
     if (v.args !== undefined && !(Array.isArray(v.args) && v.args.every((a) => typeof a === 'string'))) fail(`variants.${v.name}.args: expected a list of strings`);
     if (v.devargs !== undefined && (typeof v.devargs !== 'string' || v.system === 'dpdk')) fail(`variants.${v.name}.devargs: expected a string, on a dpkit arm`);
+    if (v.peer !== undefined && (config.ports !== 'memif' || (v.peer !== 'dpkit' && v.peer !== 'dpdk'))) fail(`variants.${v.name}.peer: expected dpkit or dpdk, on memif ports`);
     if (config.ports === 'nicsim' && v.system === 'dpdk') fail(`variants.${v.name}: net_nicsim is dpkit's model NIC; DPDK's testpmd cannot run it`);
     if (v.watch !== undefined && (v.system === 'dpdk' || !Number.isInteger(v.watch.telemetry) || !Number.isInteger(v.watch.metrics) || !Number.isInteger(v.watch.web))) fail(`variants.${v.name}.watch: expected { telemetry: N, metrics: M, web: V }, on a dpkit arm`);
     if (v.checkout !== undefined) {
@@ -160,7 +164,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
   for (const pair of config.compare ?? []) {
     if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => names.has(n))) fail(`compare: ${JSON.stringify(pair)} is not a pair of arm names`);
   }
-  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim' && config.ports !== 'vhost-user') fail('ports: expected null, pcap-replay, nicsim or vhost-user');
+  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim' && config.ports !== 'vhost-user' && config.ports !== 'memif') fail('ports: expected null, pcap-replay, nicsim, vhost-user or memif');
   for (const v of config.variants) {
     if (v.guest !== undefined && (config.ports !== 'vhost-user' || (v.guest !== 'dpkit' && v.guest !== 'dpdk'))) fail(`variants.${v.name}.guest: expected dpkit or dpdk, with ports vhost-user`);
   }

@@ -121,4 +121,23 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
       warmup: 1,
     },
   ],
+  [
+    'memif',
+    {
+      name: 'memif',
+      title:
+        'memif pair: a client process txonly into a server process running rxonly (or io, sending every packet back), one net_memif port each (copy mode, abstract socket), Mpps the server receives; arms are client-server systems, each process on its own CPU',
+      ports: 'memif',
+      matrix: [{ engines: ['rxonly', 'io'], sizes: [64, 1518], lcores: [1, 2] }],
+      variants: [
+        { name: 'dpdk-dpdk', system: 'dpdk', peer: 'dpdk' },
+        { name: 'dpkit-dpdk', system: 'dpdk', peer: 'dpkit' },
+        { name: 'dpdk-dpkit', system: 'dpkit', peer: 'dpdk' },
+        { name: 'dpkit-dpkit', system: 'dpkit', peer: 'dpkit' },
+      ],
+      pairs: 5,
+      seconds: 3,
+      warmup: 1,
+    },
+  ],
 ]);

@@ -36,6 +36,10 @@ export interface TestpmdRun {
   startup?: number;
   /** DPDK only: its --file-prefix, when two DPDK testpmds run at once (default: one per bench process). */
   prefix?: string;
+  /** Seconds the process may wait for its traffic before it starts (a memif server waits for its client); added to its run time. */
+  lead?: number;
+  /** Sees the process's stdout as it comes (a memif pair starts its client once the server prints statistics). */
+  onOutput?: (text: string) => void;
 }
 
 /** The /metrics port of a watched run (one run at a time); the dashboard takes the next. */
@@ -43,6 +47,9 @@ const WATCH_METRICS_PORT = 19478;
 
 /** Seconds past its own end after which a testpmd run counts as stuck. */
 const HUNG_AFTER_S = 30;
+
+/** Runs in this process so far: each DPDK run gets its own --file-prefix (two may run at once). */
+let runs = 0;
 
 let dpdkPath: string | null | undefined;
 
@@ -103,12 +110,13 @@ function keepLog(system: System, cmd: string, args: string[], out: string, err: 
 export async function runTestpmd(run: TestpmdRun): Promise<number> {
   const warm = Math.ceil(run.warmup ?? 1);
   const startup = run.startup ?? 0;
+  const span = run.seconds + warm + startup + (run.lead ?? 0);
   let cmd: string;
   let args: string[];
   let prefix = '';
   if (run.system === 'dpkit') {
     cmd = process.execPath;
-    args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${run.seconds + warm + startup + 0.5}`];
+    args = [...(run.checkout ? [join(run.checkout, 'bin', 'dpkit.js')] : dpkitEntry()), 'testpmd', ...run.eal, '--', ...run.app, '--stats-period=1', `--duration=${span + 0.5}`];
     if (run.watch) {
       prefix = `dpkit-bench-${process.pid}`;
       args.splice(args.indexOf('--'), 0, '--file-prefix', prefix);
@@ -117,10 +125,10 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
   } else {
     const path = dpdkTestpmd();
     if (!path) throw new Error('dpdk-testpmd is not installed');
-    prefix = run.prefix ?? `dpkit-bench-${process.pid}`;
+    prefix = run.prefix ?? `dpkit-bench-${process.pid}-${runs++}`;
     cmd = 'timeout';
     // DPDK needs ~2.5 s before it forwards; SIGINT makes it print its final statistics and exit.
-    args = ['-s', 'INT', String(run.seconds + warm + startup + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
+    args = ['-s', 'INT', String(span + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
   }
   let err = '';
   let exited!: () => void;
@@ -130,7 +138,10 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.on('exit', () => exited());
     let text = '';
-    child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString();
+      run.onOutput?.(text);
+    });
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', (e) => reject(new BenchRunError(`${run.system} testpmd did not start: ${e.message}`)));
     // A run that outlives its duration by this much is stuck (a peer gone mid-start): killed, and the run fails.

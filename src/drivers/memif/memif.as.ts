@@ -128,10 +128,20 @@ export function memifRx(q: u32, lc: u32, burst: u32, n: u32): u32 {
     let m = head;
     let room = cap;
     let nombuf = false;
-    for (let j: u32 = 0; j < k && !nombuf; j++) {
+    let bad = false;
+    let copied: u64 = 0;
+    for (let j: u32 = 0; j < k && !nombuf && !bad; j++) {
       const d = descs + (((cur + j) & mask) << 4);
+      // The peer may rewrite a descriptor after the check above: check it again, and copy no
+      // more than was checked, so the chain never outgrows the segments counted for it.
       let len = load<u32>(d, MDESC_LENGTH);
+      if (<u64>len > total - copied) len = <u32>(total - copied);
       let src = bufAt(regions, d, len);
+      if (src == 0) {
+        bad = true;
+        break;
+      }
+      copied += len;
       while (len > 0) {
         if (room == 0) {
           if (mempoolAllocBulk(pool, lc, q + MQ_SEG, 1) != 1) {
@@ -154,13 +164,19 @@ export function memifRx(q: u32, lc: u32, burst: u32, n: u32): u32 {
         room -= c;
       }
     }
-    if (nombuf) {
-      mbufFreeBulk(lc, slot, 1); // the partial chain; its slots stay for the next call
-      store<f64>(stats, load<f64>(stats, RXQ_STAT_NOMBUF) + 1, RXQ_STAT_NOMBUF);
+    if (nombuf || bad) {
+      mbufFreeBulk(lc, slot, 1); // the partial chain
+      if (bad) {
+        fault(q);
+        cur += k;
+        avail -= k;
+        continue;
+      }
+      store<f64>(stats, load<f64>(stats, RXQ_STAT_NOMBUF) + 1, RXQ_STAT_NOMBUF); // its slots stay for the next call
       break;
     }
-    store<u32>(head, <u32>total, M_PKT_LEN);
-    bytes += total;
+    store<u32>(head, <u32>copied, M_PKT_LEN);
+    bytes += copied;
     got++;
     cur += k;
     avail -= k;

@@ -24,7 +24,7 @@ import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { Mempool } from '../../mem/mempool.js';
 import { eventfdCreate, eventfdWrite } from '../../native/eventfd.js';
-import { mapWindow, memfdCreate, pageSize, unmapWindow } from '../../native/memory.js';
+import { F_SEAL_SHRINK, fdSeals, mapWindow, memfdCreate, pageSize, unmapWindow } from '../../native/memory.js';
 import { requireNative } from '../../native/native.js';
 import { closeFd } from '../../native/watch.js';
 import { parseMac } from '../../net/ether.js';
@@ -107,6 +107,18 @@ function ringBytes(log2: number, bsize: number): number {
 function windowBudget(rsize: number, bsize: number): number {
   const want = Math.max(MIN_WINDOW_BUDGET, 2 * BUDGET_QUEUE_PAIRS * ringBytes(rsize, bsize));
   return Math.ceil(want / 65536) * 65536;
+}
+
+/** Why a peer's region fd could shrink under our mapping, or '' when it is sealed against it. */
+function shrinkable(fd: number): string {
+  let seals: number;
+  try {
+    seals = fdSeals(fd);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  if (seals < 0) return 'the fd takes no seals (DPDK and libmemif send a memfd sealed with F_SEAL_SHRINK)';
+  return (seals & F_SEAL_SHRINK) === 0 ? 'the memfd lacks F_SEAL_SHRINK (DPDK and libmemif add it)' : '';
 }
 
 interface Config {
@@ -494,6 +506,13 @@ class MemifDriver implements EthDriver, SocketMember {
     if (size === 0 || used + length > this.budget) {
       closeFd(fd);
       throw new MemifError(this.name, size === 0 ? 'Invalid region size' : 'Region too large', `region ${index}: ${size} bytes; the port's window budget has ${this.budget - used} left`);
+    }
+    // DPDK and libmemif seal their regions against shrinking; a file that can still shrink would
+    // let the peer truncate it under our mapping and fault (SIGBUS) the next burst.
+    const unsealed = shrinkable(fd);
+    if (unsealed) {
+      closeFd(fd);
+      throw new MemifError(this.name, 'Region not sealed', `region ${index}: ${unsealed}`);
     }
     const r: Region = { fd, size, base: this.arena + used, length };
     try {

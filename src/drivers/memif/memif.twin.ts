@@ -139,10 +139,18 @@ class MemifTwin extends QueueTwin implements MemifOps {
       let m = head;
       let room = cap;
       let nombuf = false;
-      for (let j = 0; j < k && !nombuf; j++) {
+      let bad = false;
+      let copied = 0;
+      for (let j = 0; j < k && !nombuf && !bad; j++) {
         const d = descs + (((cur + j) & mask) << 4);
-        let len = u32[(d + MDESC_LENGTH) >>> 2]!;
+        // The peer may rewrite a descriptor after the check above: check again, copy no more than checked.
+        let len = Math.min(u32[(d + MDESC_LENGTH) >>> 2]!, total - copied);
         let src = this.bufAt(regions, d, len);
+        if (src === 0) {
+          bad = true;
+          break;
+        }
+        copied += len;
         while (len > 0) {
           if (room === 0) {
             if (mp.allocBulk(this.words, 1, (q + MQ_SEG) >>> 2) !== 1) {
@@ -166,13 +174,19 @@ class MemifTwin extends QueueTwin implements MemifOps {
           room -= c;
         }
       }
-      if (nombuf) {
+      if (nombuf || bad) {
         this.mb.freeBulk(this.words, 1, slot);
+        if (bad) {
+          this.fault(q);
+          cur += k;
+          avail -= k;
+          continue;
+        }
         f64[stats + RXQ_NOMBUF] += 1;
         break;
       }
-      u32[(head << MBUF_WORD_SHIFT) + W_PKT_LEN] = total;
-      bytes += total;
+      u32[(head << MBUF_WORD_SHIFT) + W_PKT_LEN] = copied;
+      bytes += copied;
       got++;
       cur += k;
       avail -= k;
