@@ -8,6 +8,7 @@
 #include "netif.h"
 #include "unix.h"
 #include "watch.h"
+#include "tap.h"
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   dpkit::InitAffinity(env, exports);
@@ -16,6 +17,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   dpkit::InitEventfd(env, exports);
   dpkit::InitWatch(env, exports);
   dpkit::InitPacket(env, exports);
+  dpkit::InitTap(env, exports);
   return exports;
 }
 
