@@ -181,6 +181,20 @@ for i in range(${connections}):
   }
 
   /**
+   * Pings `to` from `from` `count` times with tcpdump on both sides' inner
+   * interfaces. @returns per side, how many ICMP echo requests and replies
+   * tcpdump saw, and its lines (for the failure message).
+   */
+  async pingCaptured(from: Side, to: Side, count: number): Promise<{ requests: number[]; replies: number[]; lines: string }> {
+    await this.ping(from, to, 1); // ARP settled: the counted pings are all the ICMP there is
+    const caps = [await this.capture(from, 'icmp'), await this.capture(to, 'icmp')];
+    await this.ping(from, to, count);
+    const seen = [await caps[0]!.stop(), await caps[1]!.stop()];
+    const n = (lines: string[], what: string) => lines.filter((l) => l.includes(what)).length;
+    return { requests: seen.map((l) => n(l, 'echo request')), replies: seen.map((l) => n(l, 'echo reply')), lines: seen.flat().join('\n') };
+  }
+
+  /**
    * Sends `perFlow` UDP datagrams on each of `flows` flows (one source port
    * each, interleaved) from `from` to `to`, each carrying its sequence number.
    * @returns per flow, the sequence numbers in the order `to` received them.

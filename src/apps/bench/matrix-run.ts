@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PcapWriter } from '../../pcap/writer.js';
 import { comparisons, expandCells, testpmdArgs, validateConfig, type Cell, type MatrixConfig, type Variant } from './matrix.js';
+import { measureKernelPorts } from './kernel-ports.js';
 import { cpuSnapshot, machineFacts, otherLoad } from './machine.js';
 import { cellWarnings, compareArms, lcoreScaling, REPORT_SCHEMA, summarizeArm, type ArmResult, type BenchReport } from './report.js';
 import { schedule } from './schedule.js';
@@ -18,6 +19,7 @@ export type MeasureFn = (cell: Cell, variant: Variant, config: MatrixConfig) => 
 
 export const measureTestpmd: MeasureFn = (cell, variant, config) => {
   const ports = config.ports ?? 'null';
+  if (ports === 'kernel') return measureKernelPorts(cell, variant, config);
   const { eal, app } = testpmdArgs(cell, variant, undefined, ports, ports === 'pcap-replay' ? replayCapture(cell.size) : '', config.nbDesc);
   return runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: cell.engine === 'txonly', checkout: variant.checkout });
 };

@@ -27,6 +27,8 @@ export interface Variant {
   checkout?: string;
   /** dpkit only: devargs added to every port, e.g. 'tx_free_mode=single' (net_nicsim's reclaim arms). */
   devargs?: string;
+  /** ports 'kernel' only: the kernel-port driver the arm runs (bench/kernel-ports.ts, e.g. 'af_packet'). */
+  kernelPort?: string;
 }
 
 /** A block of the matrix: its cells are the cross product of these lists. */
@@ -43,9 +45,10 @@ export interface Dims {
  * What testpmd forwards between: two net_null ports, two net_pcap ports
  * replaying a capture of the cell's size, or two net_nicsim ports cabled
  * together (a loop fed by --tx-first, the model's hardware thread on CPU 0
- * beside the sleeping main lcore).
+ * beside the sleeping main lcore); 'kernel': two Linux interfaces through
+ * each arm's kernelPort driver, fed from a namespace (bench/kernel-ports.ts).
  */
-export type PortKind = 'null' | 'pcap-replay' | 'nicsim';
+export type PortKind = 'null' | 'pcap-replay' | 'nicsim' | 'kernel';
 
 export interface MatrixConfig {
   name: string;
@@ -141,6 +144,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     if (v.system !== undefined && v.system !== 'dpkit' && v.system !== 'dpdk') fail(`variants.${v.name}.system: expected dpkit or dpdk`);
     if (v.args !== undefined && !(Array.isArray(v.args) && v.args.every((a) => typeof a === 'string'))) fail(`variants.${v.name}.args: expected a list of strings`);
     if (v.devargs !== undefined && (typeof v.devargs !== 'string' || v.system === 'dpdk')) fail(`variants.${v.name}.devargs: expected a string, on a dpkit arm`);
+    if ((config.ports === 'kernel') !== (v.kernelPort !== undefined)) fail(`variants.${v.name}.kernelPort: expected on every arm of ports 'kernel' and on no other`);
     if (config.ports === 'nicsim' && v.system === 'dpdk') fail(`variants.${v.name}: net_nicsim is dpkit's model NIC; DPDK's testpmd cannot run it`);
     if (v.checkout !== undefined) {
       if (v.system === 'dpdk') fail(`variants.${v.name}.checkout: only dpkit arms run another checkout`);
@@ -150,7 +154,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
   for (const pair of config.compare ?? []) {
     if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => names.has(n))) fail(`compare: ${JSON.stringify(pair)} is not a pair of arm names`);
   }
-  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim') fail('ports: expected null, pcap-replay or nicsim');
+  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim' && config.ports !== 'kernel') fail('ports: expected null, pcap-replay, nicsim or kernel');
   if (config.nbDesc !== undefined && !(Number.isInteger(config.nbDesc) && config.nbDesc >= 64 && config.nbDesc <= 4096)) fail('nbDesc: expected an integer in [64, 4096]');
   if (!Number.isInteger(config.pairs) || config.pairs < 2) fail('pairs: expected an integer of at least 2');
   // testpmd's periodic statistics come once a second: whole seconds only.
