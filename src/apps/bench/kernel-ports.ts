@@ -5,7 +5,7 @@
  *
  * Each run builds its own topology and removes it after:
  *
- *     namespace S: source testpmd (dpkit, txonly on net_af_packet, CPU 0)
+ *     namespace S: source testpmd (DPDK's, else dpkit's: txonly on net_af_packet, CPU 0)
  *        s0 ─veth─ s1 ── port 0 of the measured testpmd ── port 1 ── k1 ─veth─ k0 (namespace K: drops)
  *
  * For a driver that attaches to an interface (af_packet, af_xdp) the ports
@@ -18,9 +18,10 @@
  * Adding a driver is one entry in KERNEL_PORTS.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import type { Cell, MatrixConfig, Variant } from './matrix.js';
 import { testpmdArgs } from './matrix.js';
-import { dpkitEntry, runTestpmd } from './testpmd-run.js';
+import { dpdkTestpmd, dpkitEntry, runTestpmd } from './testpmd-run.js';
 
 /** A kernel-port driver as both systems name it and attach it. */
 export interface KernelPortDriver {
@@ -73,10 +74,32 @@ function removeTopology(n: ReturnType<typeof names>): void {
   for (const x of [['netns', 'del', n.S], ['netns', 'del', n.K], ['link', 'del', n.s1], ['link', 'del', n.k1], ['link', 'del', n.br]]) spawnSync('ip', x, { stdio: 'ignore' });
 }
 
-/** The source: dpkit's txonly on net_af_packet in namespace S, many flows (so 2 queues both get some), on CPU 0. */
-function startSource(n: ReturnType<typeof names>, size: number): ChildProcess {
-  const args = [...dpkitEntry(), 'testpmd', '--lcores', '0@0,1@0', '--vdev', `net_af_packet0,iface=${n.s0}`, '--', '--forward-mode=txonly', `--txpkts=${size}`, '--txonly-multi-flow', '--stats-period=0'];
-  return spawn('ip', ['netns', 'exec', n.S, process.execPath, ...args], { stdio: 'ignore' });
+/**
+ * The source in namespace S, on CPU 0, many flows (so 2 queues both get
+ * some): DPDK's txonly on net_af_packet when dpdk-testpmd is installed (the
+ * faster of the two, so it bounds the cells less), else dpkit's. The same
+ * for every arm of a run.
+ */
+function startSource(n: ReturnType<typeof names>, size: number, seconds: number): ChildProcess {
+  const dpdk = dpdkTestpmd();
+  const app = ['--forward-mode=txonly', `--txpkts=${size}`, '--txonly-multi-flow'];
+  const vdev = ['--lcores', '0@0,1@0', '--vdev', `net_af_packet0,iface=${n.s0}`];
+  // Without a terminal testpmd would stop at once ("Press enter to exit"): DPDK's runs on its
+  // periodic statistics, dpkit's for --duration. The run kills it sooner.
+  const cmd = dpdk
+    ? ['timeout', String(seconds), dpdk, ...vdev, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', n.S, '--', ...app, '--stats-period=1']
+    : [process.execPath, ...dpkitEntry(), 'testpmd', ...vdev, '--', ...app, `--duration=${seconds}`];
+  return spawn('ip', ['netns', 'exec', n.S, ...cmd], { stdio: 'ignore' });
+}
+
+/** Resolves once frames from the source arrive on s1 (a process start takes seconds on a loaded machine). */
+async function sourceFlowing(n: ReturnType<typeof names>, source: ChildProcess): Promise<void> {
+  const counter = `/sys/class/net/${n.s1}/statistics/rx_packets`;
+  const end = performance.now() + 60_000;
+  while (Number(readFileSync(counter, 'utf8')) < 1000) {
+    if (source.exitCode !== null || performance.now() > end) throw new Error(`kernel-ports: the traffic source in ${n.S} sent nothing (exit ${String(source.exitCode)})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Bridges the measured testpmd's t0 with s1 as soon as it exists; resolves when `done` does. */
@@ -107,8 +130,9 @@ export async function measureKernelPorts(cell: Cell, variant: Variant, config: M
   const n = names();
   removeTopology(n); // what a killed run may have left
   buildTopology(n);
-  const source = startSource(n, cell.size);
+  const source = startSource(n, cell.size, config.seconds + config.warmup + 120);
   try {
+    await sourceFlowing(n, source);
     const { eal, app } = testpmdArgs(cell, variant, undefined, 'null');
     const ifaces = driver.attach === 'veth' ? [n.s1, n.k1] : [n.t0, n.t1];
     // testpmdArgs' ports are placeholders: each --vdev value becomes the driver's.
@@ -118,7 +142,11 @@ export async function measureKernelPorts(cell: Cell, variant: Variant, config: M
     if (driver.attach === 'tap') await bridgeTap(n, run);
     return await run;
   } finally {
-    source.kill('SIGKILL');
+    // `ip netns exec` execs its command: SIGTERM reaches `timeout`, which passes it to DPDK, or dpkit itself.
+    const exited = new Promise((r) => (source.exitCode !== null ? r(null) : source.once('exit', r)));
+    source.kill('SIGTERM');
+    await exited;
     removeTopology(n);
+    rmSync(`/var/run/dpdk/${n.S}`, { recursive: true, force: true });
   }
 }
