@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { Ethdev } from '../../src/ethdev/ethdev.js';
+import { drivers } from '../../src/drivers/index.js';
+import { Heap } from '../../src/eal/heap.js';
 import { Testpmd } from '../../src/apps/testpmd/testpmd.js';
 import { parseTestpmdArgs } from '../../src/apps/testpmd/options.js';
 import { tapMac } from '../../src/drivers/tap/tap.js';
@@ -22,6 +25,14 @@ describe('net_tap devargs', () => {
 
   it('refuses a malformed mac with one line naming it', () => {
     assert.throws(() => tapMac('net_tap0', '02:aa:bb'), /^ArgError: net_tap0: mac=02:aa:bb: expected fixed or xx:xx:xx:xx:xx:xx$/);
+  });
+});
+
+describe('net_tap refusals before any device is made', { skip: native() ? undefined : 'needs the native shim' }, () => {
+  const create = (devargs: string) => () => new Ethdev(Heap.create({ size: 8 << 20 }), drivers).create(devargs);
+  it('refuses remote= and an interface name too long, each in one line', () => {
+    assert.throws(create('net_tap0,remote=eth0'), /^ArgError: net_tap0: remote=: not supported \(DPDK's TC redirection of another interface\); attach net_af_packet to that interface instead$/);
+    assert.throws(create('net_tap0,iface=abcdefghijklmnop'), /^ArgError: net_tap0: iface=abcdefghijklmnop: an interface name has 1 to 15 bytes$/);
   });
 });
 
@@ -137,6 +148,21 @@ describe('net_tap between two network namespaces (each tap moved into one)', { s
       await flood;
     });
     assert.equal(fdCount(), before, 'every fd closed');
+  });
+});
+
+describe('net_tap by default', { skip }, () => {
+  it("makes dtapN, the first free, as DPDK's dtap0, dtap1…, and the kernel removes it when the port closes", () => {
+    const eth = new Ethdev(Heap.create({ size: 16 << 20 }), drivers);
+    const dtaps = () => new Set(ip('-o', 'link', 'show', 'type', 'tun').split('\n').flatMap((l) => / (dtap\d+)[:@]/.exec(l)?.[1] ?? []));
+    const before = dtaps();
+    const fds = fdCount();
+    const port = eth.create('net_tap0');
+    const mine = [...dtaps()].filter((n) => !before.has(n));
+    assert.equal(mine.length, 1, `one new dtapN interface: ${mine.join(', ')}`);
+    eth.close(port);
+    assert.equal(fdCount(), fds, 'its fd closed');
+    assert.ok(!dtaps().has(mine[0]!), `${mine[0]} removed`);
   });
 });
 

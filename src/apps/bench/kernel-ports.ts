@@ -120,6 +120,18 @@ async function bridgeTap(n: ReturnType<typeof names>, done: Promise<unknown>): P
 }
 
 /**
+ * The measured testpmd's command line: testpmdArgs' (lcores, queues, engine,
+ * placed alike for both systems) with its two ports on `ifaces` through
+ * `driver`, one queue pair per forwarding lcore.
+ */
+export function kernelTestpmdArgs(cell: Cell, variant: Variant, driver: KernelPortDriver, ifaces: readonly [string, string], cpus?: number): { eal: string[]; app: string[] } {
+  const { eal, app } = testpmdArgs(cell, variant, cpus, 'null');
+  let port = 0;
+  // testpmdArgs' null ports are placeholders: each --vdev value becomes the driver's.
+  return { eal: eal.map((a, i) => (eal[i - 1] === '--vdev' ? driver.vdev(port, ifaces[port++]!, cell.lcores) : a)), app };
+}
+
+/**
  * One run of `variant` (its `kernelPort` names the driver) in `cell`: the
  * topology, the source, the measured testpmd, then everything removed.
  * @returns the measured testpmd's median rx rate in Mpps.
@@ -133,12 +145,8 @@ export async function measureKernelPorts(cell: Cell, variant: Variant, config: M
   const source = startSource(n, cell.size, config.seconds + config.warmup + 120);
   try {
     await sourceFlowing(n, source);
-    const { eal, app } = testpmdArgs(cell, variant, undefined, 'null');
-    const ifaces = driver.attach === 'veth' ? [n.s1, n.k1] : [n.t0, n.t1];
-    // testpmdArgs' ports are placeholders: each --vdev value becomes the driver's.
-    let port = 0;
-    const kernelEal = eal.map((a, i) => (eal[i - 1] === '--vdev' ? driver.vdev(port, ifaces[port++]!, cell.lcores) : a));
-    const run = runTestpmd({ system: variant.system ?? 'dpkit', eal: kernelEal, app, seconds: config.seconds, warmup: config.warmup, countTx: false, checkout: variant.checkout });
+    const { eal, app } = kernelTestpmdArgs(cell, variant, driver, driver.attach === 'veth' ? [n.s1, n.k1] : [n.t0, n.t1]);
+    const run = runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: false, checkout: variant.checkout });
     if (driver.attach === 'tap') await bridgeTap(n, run);
     return await run;
   } finally {

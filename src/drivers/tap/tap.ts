@@ -57,6 +57,8 @@ import {
 import { afPacketOps, type AfPacketOps } from '../af_packet/af-packet.twin.js';
 import { vdevMac } from '../mac.js';
 
+/** Interface names have at most IFNAMSIZ - 1 bytes. */
+const IFNAMSIZ = 16;
 /** RTE_PMD_TAP_MAX_QUEUES. */
 const MAX_QUEUES = 16;
 /** RTE_ETHER_MAX_JUMBO_FRAME_LEN, DPDK's tap max_rx_pktlen: the largest frame a ring frame holds. */
@@ -183,7 +185,9 @@ class TapDriver implements EthDriver {
     if (ctx.args.has('remote')) throw new ArgError(`${dev}: remote=: not supported (DPDK's TC redirection of another interface); attach net_af_packet to that interface instead`);
     this.mac = tapMac(dev, ctx.args.get('mac'));
     if (!ctx.heap.memory) throw new ArgError(`${dev}: the heap is not a WebAssembly.Memory, so the shim cannot reach the rings`);
-    const first = tapOpen(dev, ctx.args.get('iface') ?? 'dtap%d');
+    const iface = ctx.args.get('iface') ?? 'dtap%d';
+    if (iface.length === 0 || Buffer.byteLength(iface) > IFNAMSIZ - 1) throw new ArgError(`${dev}: iface=${iface}: an interface name has 1 to ${IFNAMSIZ - 1} bytes`);
+    const first = tapOpen(dev, iface);
     this.name = first.name;
     try {
       this.pairs.push(this.pair(first.fd));

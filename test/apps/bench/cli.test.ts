@@ -73,7 +73,7 @@ export default {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ name: 'b', title: '', matrix: [{ sizes: [10] }], variants: [{ name: 'a' }], pairs: 5, seconds: 1, warmup: 0 }));
     const cases: [string[], RegExp][] = [
-      [['--preset', 'nope'], /bench --preset nope: unknown \(presets: testpmd, seed-macswap, seed-txfree, pcap\)/],
+      [['--preset', 'nope'], /bench --preset nope: unknown \(presets: testpmd, seed-macswap, seed-txfree, pcap, kernel-ports\)/],
       [['--config', bad], /bench --config .*bad.json: matrix\[0\].sizes: expected a non-empty list of integers in \[64, 9000\]/],
       [['testpmd', '--sizes', '100'], /--sizes 100: no cell of testpmd has any of these/],
       [['testpmd', '--pairs', 'x'], /--pairs x: expected an integer/],
