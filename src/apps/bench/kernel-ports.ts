@@ -105,7 +105,8 @@ async function sourceFlowing(n: ReturnType<typeof names>, source: ChildProcess):
 /** Bridges the measured testpmd's t0 with s1 as soon as it exists; resolves when `done` does. */
 async function bridgeTap(n: ReturnType<typeof names>, done: Promise<unknown>): Promise<void> {
   let finished = false;
-  void done.finally(() => (finished = true));
+  const end = () => (finished = true);
+  done.then(end, end); // its failure is the caller's to report
   ip('link', 'add', n.br, 'type', 'bridge');
   ip('link', 'set', n.br, 'mtu', '9000', 'up');
   ip('link', 'set', n.s1, 'master', n.br);
