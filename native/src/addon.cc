@@ -9,6 +9,7 @@
 #include "unix.h"
 #include "watch.h"
 #include "xdp.h"
+#include "tap.h"
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   dpkit::InitAffinity(env, exports);
@@ -18,6 +19,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   dpkit::InitWatch(env, exports);
   dpkit::InitPacket(env, exports);
   dpkit::InitXdp(env, exports);
+  dpkit::InitTap(env, exports);
   return exports;
 }
 

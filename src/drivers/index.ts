@@ -8,10 +8,11 @@ import { netNicsim } from './nicsim/nicsim.js';
 import { netNull } from './null/null.js';
 import { netPcap } from './pcap/pcap.js';
 import { netRing } from './ring/ring.js';
+import { netTap } from './tap/tap.js';
 import { netVhost } from './vhost/vhost.js';
 import { virtioUser } from './virtio/virtio-user.js';
 
-export const drivers: ReadonlyMap<string, DriverSpec> = new Map([netNull, netRing, netPcap, netVhost, virtioUser, netNicsim, netMemif, netAfPacket, netAfXdp].map((d) => [d.name, d]));
+export const drivers: ReadonlyMap<string, DriverSpec> = new Map([netNull, netRing, netPcap, netVhost, virtioUser, netNicsim, netMemif, netAfPacket, netAfXdp, netTap].map((d) => [d.name, d]));
 
 /** Heap bytes the ports of these devargs ask for beyond their queues' usual needs (captures replayed from memory). */
 export function vdevsMemory(vdevs: readonly string[]): number {

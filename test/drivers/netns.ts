@@ -88,6 +88,17 @@ export class Netns {
     }
   }
 
+  /**
+   * Moves interface `side.inner` (made here, e.g. a tap dpkit created) into the
+   * side's namespace and gives it the side's address, up, with no segmentation
+   * offload towards dpkit. A tap keeps working there: its fd stays bound.
+   */
+  adopt(side: Side): void {
+    ip('link', 'set', side.inner, 'netns', side.ns);
+    ip('-n', side.ns, 'addr', 'add', `${side.addr}/24`, 'dev', side.inner);
+    ip('-n', side.ns, 'link', 'set', side.inner, 'gso_max_segs', '1', 'up');
+  }
+
   /** Sets the MTU of both ends of both veths. */
   mtu(bytes: number): void {
     for (const s of [this.a, this.b]) {
@@ -159,6 +170,91 @@ for i in range(${connections}):
     } finally {
       httpd.kill();
     }
+  }
+
+  /**
+   * tcpdump on `side.inner` in its namespace for `filter`, from when it is
+   * listening until `stop()`, which resolves with one line per frame seen.
+   */
+  async capture(side: Side, filter: string): Promise<{ stop(): Promise<string[]> }> {
+    const td = spawn('ip', ['netns', 'exec', side.ns, 'tcpdump', '--immediate-mode', '-l', '-n', '-e', '-i', side.inner, filter], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.children.push(td);
+    let out = '';
+    td.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    await new Promise<void>((resolve, reject) => {
+      let err = '';
+      td.stderr.setEncoding('utf8').on('data', (d: string) => {
+        err += d;
+        if (err.includes('listening on')) resolve();
+      });
+      td.on('exit', () => reject(new Error(`tcpdump on ${side.ns}/${side.inner} ended: ${err}`)));
+    });
+    return {
+      stop: async () => {
+        // tcpdump flushes its line-buffered output before it exits on SIGINT.
+        const exited = new Promise((r) => td.once('exit', r));
+        td.kill('SIGINT');
+        await exited;
+        return out.split('\n').filter((l) => l.trim() !== '');
+      },
+    };
+  }
+
+  /**
+   * Pings `to` from `from` `count` times with tcpdump on both sides' inner
+   * interfaces. @returns per side, how many ICMP echo requests and replies
+   * tcpdump saw, and its lines (for the failure message).
+   */
+  async pingCaptured(from: Side, to: Side, count: number): Promise<{ requests: number[]; replies: number[]; lines: string }> {
+    await this.ping(from, to, 1); // ARP settled: the counted pings are all the ICMP there is
+    const caps = [await this.capture(from, 'icmp'), await this.capture(to, 'icmp')];
+    await this.ping(from, to, count);
+    const seen = [await caps[0]!.stop(), await caps[1]!.stop()];
+    const n = (lines: string[], what: string) => lines.filter((l) => l.includes(what)).length;
+    return { requests: seen.map((l) => n(l, 'echo request')), replies: seen.map((l) => n(l, 'echo reply')), lines: seen.flat().join('\n') };
+  }
+
+  /**
+   * Sends `perFlow` UDP datagrams on each of `flows` flows (one source port
+   * each, interleaved) from `from` to `to`, each carrying its sequence number.
+   * @returns per flow, the sequence numbers in the order `to` received them.
+   */
+  async udpFlows(from: Side, to: Side, flows: number, perFlow: number): Promise<number[][]> {
+    const port = 9000 + (process.pid % 1000);
+    const recv = `
+import json, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+s.bind(('${to.addr}', ${port}))
+print('ready', flush=True)
+s.settimeout(3)
+got = {}
+try:
+    while sum(len(v) for v in got.values()) < ${flows * perFlow}:
+        data, (_, sport) = s.recvfrom(2048)
+        got.setdefault(sport, []).append(int(data.split(b' ')[0]))
+except socket.timeout:
+    pass
+print(json.dumps(list(got.values())))
+`;
+    const rx = spawn('ip', ['netns', 'exec', to.ns, 'python3', '-c', recv], { stdio: ['ignore', 'pipe', 'inherit'] });
+    this.children.push(rx);
+    let out = '';
+    rx.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    await until(() => out.startsWith('ready'), 'the UDP receiver to bind');
+    const send = `
+import socket, time
+socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(${flows})]
+for i in range(${perFlow}):
+    for s in socks:
+        s.sendto(b'%d ' % i + b'x' * 100, ('${to.addr}', ${port}))
+    if i % 16 == 15:
+        time.sleep(0.001)
+`;
+    const done = new Promise((r) => rx.once('exit', r));
+    await this.run(from, ['python3', '-c', send]);
+    await done;
+    return JSON.parse(out.split('\n')[1] ?? '[]') as number[][];
   }
 
   /** Kills what it started, deletes the namespaces (their veth ends go with them) and the veths left here. */

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PcapWriter } from '../../pcap/writer.js';
 import { comparisons, expandCells, testpmdArgs, validateConfig, vhostUserArgs, type Cell, type MatrixConfig, type Variant, type VhostUserSide } from './matrix.js';
+import { measureKernelPorts } from './kernel-ports.js';
 import { cpuSnapshot, machineFacts, otherLoad } from './machine.js';
 import { cellWarnings, compareArms, lcoreScaling, REPORT_SCHEMA, summarizeArm, type ArmResult, type BenchReport } from './report.js';
 import { BenchRunError } from '../../errors.js';
@@ -22,6 +23,7 @@ export const measureTestpmd: MeasureFn = (cell, variant, config) => {
   const ports = config.ports ?? 'null';
   if (ports === 'vhost-user') return measureVhostUser(cell, variant, config);
   if (ports === 'memif') return measureMemifPair(cell, variant, config);
+  if (ports === 'kernel') return measureKernelPorts(cell, variant, config);
   const { eal, app } = testpmdArgs(cell, variant, undefined, ports, ports === 'pcap-replay' ? replayCapture(cell.size) : '', config.nbDesc);
   return runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: cell.engine === 'txonly', checkout: variant.checkout, watch: variant.watch });
 };

@@ -37,6 +37,8 @@ export interface Variant {
   guest?: System;
   /** memif ports only: the system of the client process (txonly) sending to the measured server (`system`). */
   peer?: System;
+  /** ports 'kernel' only: the kernel-port driver the arm runs (bench/kernel-ports.ts, e.g. 'af_packet'). */
+  kernelPort?: string;
 }
 
 /** A block of the matrix: its cells are the cross product of these lists. */
@@ -56,8 +58,10 @@ export interface Dims {
  * beside the sleeping main lcore). 'vhost-user': two processes on one unix
  * socket, a host (net_vhost) and a guest (virtio_user); see vhostUserArgs.
  * One net_memif port whose client is another process (memif-pair.ts).
+ * 'kernel': two Linux interfaces through each arm's kernelPort driver, fed from a namespace
+ * (bench/kernel-ports.ts).
  */
-export type PortKind = 'null' | 'pcap-replay' | 'nicsim' | 'vhost-user' | 'memif';
+export type PortKind = 'null' | 'pcap-replay' | 'nicsim' | 'vhost-user' | 'memif' | 'kernel';
 
 export interface MatrixConfig {
   name: string;
@@ -154,6 +158,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     if (v.args !== undefined && !(Array.isArray(v.args) && v.args.every((a) => typeof a === 'string'))) fail(`variants.${v.name}.args: expected a list of strings`);
     if (v.devargs !== undefined && (typeof v.devargs !== 'string' || v.system === 'dpdk')) fail(`variants.${v.name}.devargs: expected a string, on a dpkit arm`);
     if (v.peer !== undefined && (config.ports !== 'memif' || (v.peer !== 'dpkit' && v.peer !== 'dpdk'))) fail(`variants.${v.name}.peer: expected dpkit or dpdk, on memif ports`);
+    if ((config.ports === 'kernel') !== (v.kernelPort !== undefined)) fail(`variants.${v.name}.kernelPort: expected on every arm of ports 'kernel' and on no other`);
     if (config.ports === 'nicsim' && v.system === 'dpdk') fail(`variants.${v.name}: net_nicsim is dpkit's model NIC; DPDK's testpmd cannot run it`);
     if (v.watch !== undefined && (v.system === 'dpdk' || !Number.isInteger(v.watch.telemetry) || !Number.isInteger(v.watch.metrics) || !Number.isInteger(v.watch.web))) fail(`variants.${v.name}.watch: expected { telemetry: N, metrics: M, web: V }, on a dpkit arm`);
     if (v.checkout !== undefined) {
@@ -164,7 +169,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
   for (const pair of config.compare ?? []) {
     if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((n) => names.has(n))) fail(`compare: ${JSON.stringify(pair)} is not a pair of arm names`);
   }
-  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim' && config.ports !== 'vhost-user' && config.ports !== 'memif') fail('ports: expected null, pcap-replay, nicsim, vhost-user or memif');
+  if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim' && config.ports !== 'vhost-user' && config.ports !== 'memif' && config.ports !== 'kernel') fail('ports: expected null, pcap-replay, nicsim, vhost-user, memif or kernel');
   for (const v of config.variants) {
     if (v.guest !== undefined && (config.ports !== 'vhost-user' || (v.guest !== 'dpkit' && v.guest !== 'dpdk'))) fail(`variants.${v.name}.guest: expected dpkit or dpdk, with ports vhost-user`);
   }

@@ -7,6 +7,7 @@
  * `vhost` micro-benchmark (bench/vhost.ts), DPDK's pair beside it.
  */
 import { macswapStudy, txFreeStudy } from '../../fwd/variants.js';
+import { KERNEL_PORTS, kernelPortVariants } from './kernel-ports.js';
 import type { MatrixConfig } from './matrix.js';
 
 /**
@@ -135,6 +136,20 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
         { name: 'dpdk-dpkit', system: 'dpkit', peer: 'dpdk' },
         { name: 'dpkit-dpkit', system: 'dpkit', peer: 'dpkit' },
       ],
+      pairs: 5,
+      seconds: 3,
+      warmup: 1,
+    },
+  ],
+  [
+    'kernel-ports',
+    {
+      name: 'kernel-ports',
+      title: "kernel-port drivers (net_af_packet, net_tap) against DPDK's of the same name: io between two Linux interfaces fed by a txonly source in a namespace, Mpps received",
+      ports: 'kernel',
+      matrix: [{ engines: ['io'], sizes: [64, 1518], lcores: [1, 2] }],
+      variants: kernelPortVariants(),
+      compare: KERNEL_PORTS.map((d) => [`${d.name}-dpdk`, `${d.name}-dpkit`] as [string, string]),
       pairs: 5,
       seconds: 3,
       warmup: 1,

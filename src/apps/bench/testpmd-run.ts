@@ -87,7 +87,7 @@ export function parseThroughput(output: string, countTx: boolean): number[] {
  * TypeScript sources (tests, development), the sources too, so a run never
  * measures a stale build.
  */
-function dpkitEntry(): string[] {
+export function dpkitEntry(): string[] {
   if (import.meta.url.endsWith('.ts')) return ['--import', 'tsx', fileURLToPath(new URL('src/cli/dpkit.ts', packageRoot()))];
   return [fileURLToPath(new URL('bin/dpkit.js', packageRoot()))];
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyOverrides } from '../../../src/apps/bench/main.js';
 import { comparisons, expandCells, testpmdArgs, validateConfig, vhostUserArgs, type MatrixConfig } from '../../../src/apps/bench/matrix.js';
+import { KERNEL_PORTS, kernelTestpmdArgs } from '../../../src/apps/bench/kernel-ports.js';
 import { benchAliases, presets } from '../../../src/apps/bench/presets.js';
 
 const base = (): MatrixConfig => ({
@@ -64,6 +65,18 @@ describe('bench matrix', () => {
     assert.deepEqual(a.app, ['--forward-mode=io', '--burst=32', '--txpkts=64', '--nb-cores=1', '--rxq=1', '--txq=1', '--rxd=1024', '--txd=1024', '--txrst=256', '--txfreet=256', '--tx-first-bursts=64', '--tx-offloads=0x10000']);
     // Cells without thresholds keep their ids (saved reports and docs blocks stay comparable).
     assert.equal(expandCells(base())[0]!.id, 'io 64 B 1c burst 32');
+  });
+
+  it('kernel-ports: a DPDK and a dpkit arm per kernel-port driver, compared pairwise, ports on the interfaces through that driver', () => {
+    const p = presets.get('kernel-ports')!;
+    assert.deepEqual(p.variants.map((v) => v.name), ['af_packet-dpdk', 'af_packet-dpkit', 'tap-dpdk', 'tap-dpkit']);
+    assert.deepEqual(comparisons(p, p.variants.map((v) => v.name)), [['af_packet-dpdk', 'af_packet-dpkit'], ['tap-dpdk', 'tap-dpkit']]);
+    const cell = expandCells(p).find((c) => c.lcores === 2)!;
+    const a = kernelTestpmdArgs(cell, p.variants[0]!, KERNEL_PORTS[0]!, ['s1', 'k1'], 2);
+    assert.deepEqual(a.eal, ['--lcores', '0@0,1@1,2@0', '--vdev', 'net_af_packet0,iface=s1,qpairs=2', '--vdev', 'net_af_packet1,iface=k1,qpairs=2']);
+    assert.ok(a.app.includes('--rxq=2') && a.app.includes('--forward-mode=io'));
+    assert.throws(() => validateConfig({ ...p, variants: [{ name: 'x' }] }, 'cfg'), /variants.x.kernelPort: expected on every arm of ports 'kernel' and on no other/);
+    assert.throws(() => validateConfig({ ...base(), variants: [{ name: 'x', kernelPort: 'tap' }] }, 'cfg'), /variants.x.kernelPort: expected on every arm/);
   });
 
   it('refuses a DPDK arm on nicsim ports and malformed threshold pairs', () => {

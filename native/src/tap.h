@@ -1,0 +1,8 @@
+// TAP devices for net_tap (tap.cc): /dev/net/tun queues and the per-burst
+// read/write loops over frames in the heap.
+#pragma once
+#include <napi.h>
+
+namespace dpkit {
+void InitTap(Napi::Env env, Napi::Object exports);
+}  // namespace dpkit

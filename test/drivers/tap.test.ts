@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { Ethdev } from '../../src/ethdev/ethdev.js';
+import { drivers } from '../../src/drivers/index.js';
+import { Heap } from '../../src/eal/heap.js';
+import { Testpmd } from '../../src/apps/testpmd/testpmd.js';
+import { parseTestpmdArgs } from '../../src/apps/testpmd/options.js';
+import { tapMac } from '../../src/drivers/tap/tap.js';
+import { native } from '../../src/native/native.js';
+import { Netns, fdCount, ip, netnsUnavailable, runTag, until } from './netns.js';
+
+const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
+const quiet = () => {};
+
+describe('net_tap devargs', () => {
+  it("mac=fixed counts up from 00:64:74:61:70:30 as DPDK's; an address is taken as given", () => {
+    const a = tapMac('net_tap0', 'fixed');
+    const b = tapMac('net_tap1', 'FIXED');
+    assert.deepEqual([...a.subarray(0, 5)], [0x00, 0x64, 0x74, 0x61, 0x70]);
+    assert.equal(b[5], a[5]! + 1);
+    assert.deepEqual([...tapMac('net_tap0', '02:aa:bb:cc:dd:0e')], [2, 0xaa, 0xbb, 0xcc, 0xdd, 0x0e]);
+  });
+
+  it('refuses a malformed mac with one line naming it', () => {
+    assert.throws(() => tapMac('net_tap0', '02:aa:bb'), /^ArgError: net_tap0: mac=02:aa:bb: expected fixed or xx:xx:xx:xx:xx:xx$/);
+  });
+});
+
+describe('net_tap refusals before any device is made', { skip: native() ? undefined : 'needs the native shim' }, () => {
+  const create = (devargs: string) => () => new Ethdev(Heap.create({ size: 8 << 20 }), drivers).create(devargs);
+  it('refuses remote= and an interface name too long, each in one line', () => {
+    assert.throws(create('net_tap0,remote=eth0'), /^ArgError: net_tap0: remote=: not supported \(DPDK's TC redirection of another interface\); attach net_af_packet to that interface instead$/);
+    assert.throws(create('net_tap0,iface=abcdefghijklmnop'), /^ArgError: net_tap0: iface=abcdefghijklmnop: an interface name has 1 to 15 bytes$/);
+  });
+});
+
+const skip = netnsUnavailable() ?? (existsSync('/dev/net/tun') ? undefined : 'needs /dev/net/tun');
+if (skip && REQUIRED) throw new Error(`DPKIT_REQUIRE_TOOLS=1 but net_tap's namespace tests cannot run: ${skip}`);
+
+describe("net_tap's burst loops in the shim", { skip: native() ? undefined : 'needs the native shim' }, () => {
+  it('refuse a frame table that reaches outside the heap, as a usage error', () => {
+    const shim = native() as unknown as Record<string, (...a: unknown[]) => number>;
+    const heap = new Uint8Array(new SharedArrayBuffer(1 << 16));
+    new Uint32Array(heap.buffer)[0] = (1 << 16) - 100; // a frame whose end is past the heap
+    for (const fn of ['tapRx', 'tapTx']) {
+      assert.throws(() => shim[fn]!(0, heap, 0, 1, 0, 1, 2048), /TypeError|tap(Rx|Tx)\(fd/);
+      assert.throws(() => shim[fn]!(0, heap, (1 << 16) - 2, 4, 0, 1, 64), /tap(Rx|Tx)\(fd/);
+      assert.throws(() => shim[fn]!(0, heap, 0, 1, 1, 1, 64), /tap(Rx|Tx)\(fd/, 'start past the ring');
+    }
+  });
+});
+
+/** testpmd in this process on taps named after `ns`' sides (`${tag}a0`, `${tag}b0`), then moved into the namespaces. */
+function testpmd(ns: Netns, args: string[], sides = [ns.a, ns.b], eal: string[] = []): Testpmd {
+  const vdevs = sides.flatMap((s, i) => ['--vdev', `net_tap${i},iface=${s.inner}`]);
+  const pmd = new Testpmd(parseTestpmdArgs([...eal, ...vdevs, '--', '--total-num-mbufs=8192', ...args]), quiet);
+  try {
+    for (const s of sides) ns.adopt(s);
+  } catch (e) {
+    pmd.close();
+    throw e;
+  }
+  return pmd;
+}
+
+/** Runs `body` on fresh namespaces and testpmd on taps in them; closes testpmd (checking the pool is full) and removes the namespaces whatever happened. */
+async function onTaps(subnet: number, make: (ns: Netns) => Testpmd, body: (ns: Netns, pmd: Testpmd) => Promise<void>): Promise<void> {
+  const ns = new Netns(runTag(), subnet, false);
+  try {
+    const pmd = make(ns);
+    try {
+      await body(ns, pmd);
+    } finally {
+      pmd.close();
+    }
+  } finally {
+    ns.remove();
+  }
+}
+
+describe('net_tap between two network namespaces (each tap moved into one)', { skip }, () => {
+  it('forwards ping and a TCP transfer (io); tcpdump on each side sees every echo request once', () =>
+    onTaps(81, (ns) => testpmd(ns, ['--forward-mode=io']), async (ns, pmd) => {
+      await until(() => pmd.ethdev.linkUp(0) && pmd.ethdev.linkUp(1), 'both ports up');
+      await pmd.start();
+      const seen = await ns.pingCaptured(ns.a, ns.b, 5);
+      assert.deepEqual([seen.requests, seen.replies], [[5, 5], [5, 5]], seen.lines);
+      assert.ok(await ns.httpTransfer(ns.a, ns.b, 3 << 20), 'the bytes B served arrived in A');
+      await pmd.stop();
+      const s0 = pmd.ethdev.stats(0);
+      const s1 = pmd.ethdev.stats(1);
+      assert.ok(s0.ipackets > 0 && s1.ipackets > 0 && s0.opackets > 0 && s1.opackets > 0);
+    }));
+
+  it('macswap on one port reflects each frame back with its addresses swapped', () =>
+    onTaps(82, (ns) => testpmd(ns, ['--forward-mode=macswap', '--port-topology=loop'], [ns.a]), async (ns, pmd) => {
+      await pmd.start();
+      ip('-n', ns.a.ns, 'neigh', 'replace', '10.99.82.9', 'lladdr', '02:00:00:00:00:09', 'dev', ns.a.inner);
+      const seen = await ns.run(ns.a, ['sh', '-c', `timeout 20 tcpdump --immediate-mode -i ${ns.a.inner} -c 6 -e -n icmp 2>/dev/null & sleep 1; ping -c 3 -i 0.2 -W 1 10.99.82.9 >/dev/null; wait`]).catch((e: Error) => e.message);
+      await pmd.stop();
+      const requests = seen.split('\n').filter((l) => l.includes('ICMP echo request'));
+      assert.equal(requests.filter((l) => l.includes('> 02:00:00:00:00:09')).length, 3, seen);
+      assert.equal(requests.filter((l) => l.includes(' 02:00:00:00:00:09 > ')).length, 3, seen);
+      assert.equal(pmd.ethdev.stats(0).opackets, pmd.ethdev.stats(0).ipackets);
+    }));
+
+  it('2 queue pairs on 2 lcores spread flows over both queues, nothing reordered within a flow', () =>
+    onTaps(
+      83,
+      (ns) => testpmd(ns, ['--forward-mode=io', '--rxq=2', '--txq=2', '--nb-cores=2'], [ns.a, ns.b], ['--lcores', '0@0,1@1,2@0']),
+      async (ns, pmd) => {
+        await pmd.start();
+        await ns.ping(ns.a, ns.b, 1);
+        const flows = await ns.udpFlows(ns.a, ns.b, 16, 200);
+        await pmd.stop();
+        assert.ok(flows.length === 16 && flows.every((f) => f.length > 0), `every flow arrived: ${flows.map((f) => f.length).join(', ')}`);
+        for (const f of flows) assert.ok(f.every((seq, i) => i === 0 || seq > f[i - 1]!), `in order: ${f.join(',')}`);
+        const s = pmd.ethdev.stats(0);
+        assert.ok(s.qIpackets[0]! > 0 && s.qIpackets[1]! > 0, `port 0 received on both queues: ${s.qIpackets.join(', ')}`);
+      },
+    ));
+
+  it('carries 9000-byte frames intact at MTU 9000 (chained mbufs)', () =>
+    onTaps(84, (ns) => testpmd(ns, ['--forward-mode=io']), async (ns, pmd) => {
+      for (const s of [ns.a, ns.b]) ip('-n', s.ns, 'link', 'set', s.inner, 'mtu', '9000');
+      await pmd.start();
+      const out = await ns.ping(ns.a, ns.b, 3, ['-s', '8972', '-M', 'do']);
+      assert.match(out, /3 received/);
+      assert.doesNotMatch(out, /wrong data byte/);
+      assert.ok(await ns.httpTransfer(ns.a, ns.b, 2 << 20), 'TCP at MTU 9000 brought the bytes');
+      await pmd.stop();
+    }));
+
+  it('takes the port down when its tap is deleted mid-traffic; no crash, pool full, fds released', async () => {
+    const before = fdCount();
+    await onTaps(85, (ns) => testpmd(ns, ['--forward-mode=io']), async (ns, pmd) => {
+      await pmd.start();
+      const flood = ns.run(ns.a, ['ping', '-i', '0.002', '-w', '30', '-q', ns.b.addr]).catch(() => '');
+      await until(() => pmd.ethdev.stats(1).opackets > 50, 'traffic through port 1');
+      ip('-n', ns.a.ns, 'link', 'del', ns.a.inner);
+      await until(() => !pmd.ethdev.linkUp(0), 'port 0 down');
+      assert.ok(pmd.ethdev.linkUp(1), 'port 1 still up');
+      await pmd.stop();
+      // The flood has nowhere to go now: end it rather than wait out its deadline.
+      spawnSync('sh', ['-c', `ip netns pids ${ns.a.ns} | xargs -r kill`]);
+      await flood;
+    });
+    assert.equal(fdCount(), before, 'every fd closed');
+  });
+});
+
+describe('net_tap by default', { skip }, () => {
+  it("makes dtapN, the first free, as DPDK's dtap0, dtap1…, and the kernel removes it when the port closes", () => {
+    const eth = new Ethdev(Heap.create({ size: 16 << 20 }), drivers);
+    const dtaps = () => new Set(ip('-o', 'link', 'show', 'type', 'tun').split('\n').flatMap((l) => / (dtap\d+)[:@]/.exec(l)?.[1] ?? []));
+    const before = dtaps();
+    const fds = fdCount();
+    const port = eth.create('net_tap0');
+    const mine = [...dtaps()].filter((n) => !before.has(n));
+    assert.equal(mine.length, 1, `one new dtapN interface: ${mine.join(', ')}`);
+    eth.close(port);
+    assert.equal(fdCount(), fds, 'its fd closed');
+    assert.ok(!dtaps().has(mine[0]!), `${mine[0]} removed`);
+  });
+});
+
+describe('net_tap without CAP_NET_ADMIN', { skip: skip ?? (spawnSync('sh', ['-c', 'command -v capsh']).status !== 0 ? 'needs capsh' : undefined) }, () => {
+  it('fails with one line naming the capability', () => {
+    const script = `import { Ethdev } from './src/ethdev/ethdev.ts'; import { drivers } from './src/drivers/index.ts'; import { Heap } from './src/eal/heap.ts';
+try { new Ethdev(Heap.create({ size: 8 << 20 }), drivers).create('net_tap0,iface=dtapnocap'); } catch (e) { console.log(e.message); }`;
+    const r = spawnSync('capsh', ['--drop=cap_net_admin', '--', '-c', `${process.execPath} --import tsx --input-type=module -e "$0"`, script], { encoding: 'utf8' });
+    assert.equal(r.stdout.trim(), 'net_tap0: iface=dtapnocap: a TAP device needs CAP_NET_ADMIN (run as root or grant the capability)', r.stderr);
+  });
+});
