@@ -62,7 +62,14 @@ export type UserBurstFn = (burst: Burst, n: number, stream: UserStream) => numbe
  * per-burst function, or an object with it as `burst` and an optional
  * per-lcore `setup` (make views and tables there, not per burst).
  */
-export type UserEngine = UserBurstFn | { setup?(ctx: UserEngineContext): void; burst: UserBurstFn };
+export type UserEngine =
+  | UserBurstFn
+  | {
+      /** Once per lcore, before forwarding starts: make views and tables here, not per burst. */
+      setup?(ctx: UserEngineContext): void;
+      /** Per received burst: returns how many of `burst[0..n)` to transmit. */
+      burst: UserBurstFn;
+    };
 
 /** Whether a forwarding mode names an engine module rather than a built-in engine. */
 export function isEnginePath(mode: string): boolean {
