@@ -236,11 +236,11 @@ export interface VhostUserSide {
 }
 
 /**
- * The two command lines of a vhost-user cell (seed 003's setup): the host
+ * The two command lines of a vhost-user cell (the vhost enqueue-by-size study's setup): the host
  * (`variant.system`, net_vhost listening at `sock`) on CPU 0 and the guest
  * (`variant.guest`, virtio_user connecting to it) on CPU 1, each with its
  * main lcore beside its one forwarding lcore. The cell's engine is the
- * guest's (rxonly: the host sends, seed 003's direction; txonly: the
+ * guest's (rxonly: the host sends, the study's direction; txonly: the
  * reverse), the host runs the other one, and the receiver is measured.
  */
 export function vhostUserArgs(cell: Cell, variant: Variant, sock: string, cpus = availableParallelism()): { host: VhostUserSide; guest: VhostUserSide } {

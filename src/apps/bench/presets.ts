@@ -107,7 +107,7 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
     {
       name: 'vhost-user',
       title:
-        "vhost-user across processes (seed 003's setup): a host net_vhost and a guest virtio_user on one unix socket, each testpmd on its own CPU; rxonly cells: host txonly -> guest rxonly, txonly cells: the reverse; Mpps received",
+        "vhost-user across processes (the vhost enqueue-by-size study's setup): a host net_vhost and a guest virtio_user on one unix socket, each testpmd on its own CPU; rxonly cells: host txonly -> guest rxonly, txonly cells: the reverse; Mpps received",
       ports: 'vhost-user',
       matrix: [{ engines: ['rxonly', 'txonly'], sizes: [64, 1518], lcores: [1] }],
       // Arms name host/guest. DPDK's own pair is the baseline; each dpkit arm changes one side, then both.
