@@ -130,7 +130,13 @@ export class PcapReader {
     }
     this.fileOff = this.state[S_OFFSET]!;
     this.le = this.state[S_LE] === 1;
-    if (this.state[S_FORMAT] === 0) this.readFileHeader();
+    // A malformed header throws from here: the caller never holds a reader to close, so close it now.
+    try {
+      if (this.state[S_FORMAT] === 0) this.readFileHeader();
+    } catch (e) {
+      this.close();
+      throw e;
+    }
   }
 
   get format(): PcapFormat {

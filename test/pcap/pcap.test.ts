@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -169,6 +169,15 @@ describe('malformed captures', () => {
     fails('ng-iface', concat(shb(true), epb(true, 2, 0, 0, frame(64, 1))), /enhanced packet block for interface 2, but the section describes 0 interface/);
     fails('ng-cut', ng.subarray(0, ng.length - 8), /truncated enhanced packet block: 96 bytes needed, 88 left/);
     fails('ng-bom', concat(new Bytes(true).u32(0x0a0d0d0a).u32(28).u32(0x12345678).build(), new Uint8Array(16)), /bad pcapng byte-order magic 0x12345678/);
+  });
+
+  it('closes the file when its header is refused (the caller never gets a reader to close)', () => {
+    const f = path('leak');
+    writeFileSync(f, Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]));
+    const open = () => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 100; i++) assert.throws(() => new PcapReader(f), PcapError);
+    assert.equal(open(), before);
   });
 
   it('skips a truncated final record with a warning when asked, keeping every whole one', () => {
