@@ -129,6 +129,8 @@ export function render(file: string, records: readonly RecordDecl[]): { ts: stri
       ts += `\n${comment(g.doc)}export const ${group} = {\n`;
       for (const [k, v] of Object.entries(g.values)) {
         const bit = (v & (v - 1)) === 0 ? ` // bit ${Math.log2(v >>> 0)}` : '';
+        const doc = g.docs?.[k] ?? (g.dpdk ? `DPDK's ${g.dpdk}${k}.` : '');
+        if (doc) ts += `  /** ${doc} */\n`;
         ts += `  ${k}: ${num(v, true)},${bit}\n`;
         const name = `${g.as}_${k}`;
         if (seen.has(name)) fail(file, `${name} is declared twice`);

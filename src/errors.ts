@@ -6,7 +6,11 @@
 
 /** Base class: `code` is stable for scripts, `message` is for people. */
 export class DpkitError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    /** Stable for scripts, errno-like: `EINVAL`, `ENOMEM`, `EMBUF`, `ELEAK`, `EPROTO`, … */
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = new.target.name;
   }
@@ -28,14 +32,24 @@ export class NoMemError extends DpkitError {
 
 /** An mbuf invariant broke: double free, refcnt underflow, foreign handle. Always a bug. */
 export class MbufError extends DpkitError {
-  constructor(readonly handle: number, message: string) {
+  constructor(
+    /** The mbuf the invariant broke on. */
+    readonly handle: number,
+    message: string,
+  ) {
     super('EMBUF', message);
   }
 }
 
 /** A pool that is not full at a point where every mbuf must have come back. */
 export class LeakError extends DpkitError {
-  constructor(readonly pool: string, readonly missing: number, message: string) {
+  constructor(
+    /** The pool's name. */
+    readonly pool: string,
+    /** Mbufs not back in the pool. */
+    readonly missing: number,
+    message: string,
+  ) {
     super('ELEAK', message);
   }
 }
@@ -43,6 +57,7 @@ export class LeakError extends DpkitError {
 /** A vhost-user peer sent something the protocol does not allow: refused, and named. */
 export class VhostError extends DpkitError {
   constructor(
+    /** The port or socket the peer spoke on. */
     readonly device: string,
     message: string,
   ) {
@@ -58,6 +73,7 @@ export class VhostError extends DpkitError {
 export class BenchRunError extends DpkitError {
   constructor(
     message: string,
+    /** Where the run's output was kept, when it was. */
     readonly log?: string,
   ) {
     super('EBENCH', log ? `${message} (log: ${log})` : message);

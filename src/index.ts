@@ -24,7 +24,7 @@ export type { Burst, HeapDescriptor, HeapOptions, MemoryProvider } from './eal/h
 export type { Datapath } from './eal/kernels.js';
 export { Ethdev, PortStateError, MAX_ETHPORTS } from './ethdev/ethdev.js';
 export { TxOffload } from './ethdev/driver.js';
-export type { DevInfo, RxQueueConf, TxQueueConf } from './ethdev/driver.js';
+export type { DescLim, DevInfo, RxQueueConf, TxQueueConf } from './ethdev/driver.js';
 export type { EthStats } from './ethdev/stats.js';
 export { Mempool, MEMPOOL_CACHE_MAX_SIZE, MBUF_DEFAULT_BUF_SIZE } from './mem/mempool.js';
 export type { MempoolDescriptor, MempoolOptions } from './mem/mempool.js';

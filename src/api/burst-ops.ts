@@ -31,7 +31,10 @@ import { mbufCopyOps, type MbufCopyKernel } from '../mem/mbuf.twin.js';
 import type { Mempool } from '../mem/mempool.js';
 
 /** The 12 address bytes `macRewrite` writes (destination, then source) as the kernel takes them. Make once per port pair. */
-export type MacAddrs = Uint32Array & { readonly length: 3 };
+export type MacAddrs = Uint32Array & {
+  /** Three words: 12 bytes. */
+  readonly length: 3;
+};
 
 /** Bad checksums `BurstOps.checksum` found on arrival since the ops were made (testpmd's csum counters). */
 export interface ChecksumCounts {

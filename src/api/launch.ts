@@ -25,7 +25,9 @@ export interface LaunchOptions<A = unknown> {
 
 /** What one lcore's `main` returned (structured-cloned; rte_eal_wait_lcore's return value). */
 export interface LcoreResult<R = unknown> {
+  /** The lcore that ran `main`. */
   lcoreId: number;
+  /** What its `main` returned. */
   value: R;
 }
 
@@ -37,7 +39,10 @@ export interface LcoreResult<R = unknown> {
  * ports close), except for a worker that died (its cache is lost).
  */
 export class LaunchError extends DpkitError {
-  constructor(readonly errors: readonly LcoreError[]) {
+  constructor(
+    /** One per lcore that failed. */
+    readonly errors: readonly LcoreError[],
+  ) {
     super('ELCORE', errors.map((e) => e.message).join('; '));
   }
 }

@@ -19,9 +19,13 @@ import { FS_FWD_DROPPED, type FwdContext, type FwdEngine, type FwdStream } from 
 
 /** A forwarding stream as a user engine sees it: where its burst came from and where it goes. */
 export interface UserStream {
+  /** The port this stream receives from. */
   readonly rxPort: number;
+  /** Its rx queue on that port. */
   readonly rxQueue: number;
+  /** The port this stream sends to. */
   readonly txPort: number;
+  /** Its tx queue on that port. */
   readonly txQueue: number;
   /** The tx port's own MAC address. */
   readonly txMac: Uint8Array;

@@ -20,7 +20,10 @@ declare const inHeap: unique symbol;
  * read and write it in place at `byteOffset`. The type says what a run-time
  * `burst.buffer === heap.buffer` check would: a plain Uint32Array is not one.
  */
-export type Burst = Uint32Array & { readonly [inHeap]: true };
+export type Burst = Uint32Array & {
+  /** Type-only brand: never present at run time. */
+  readonly [inHeap]: true;
+};
 
 /**
  * Where the heap's bytes come from. The default is a shared WebAssembly.Memory;
@@ -36,7 +39,9 @@ export interface MemoryProvider {
 
 /** What a worker needs to open the heap: structured-clonable, shares (not copies) the memory. */
 export interface HeapDescriptor {
+  /** The heap as wasm memory, when it is one. */
   readonly memory?: WebAssembly.Memory;
+  /** The heap's bytes. */
   readonly buffer: SharedArrayBuffer;
 }
 
@@ -73,6 +78,7 @@ export interface HeapOptions {
   size: number;
   /** The lcore this thread runs as: selects its per-lcore mempool caches. Default 0 (main). */
   lcoreId?: number;
+  /** Where the bytes come from; default a new shared WebAssembly.Memory. */
   provider?: MemoryProvider;
   /** 'wasm' (default): per-burst work runs in WebAssembly kernels; 'ts': their TypeScript twins. */
   datapath?: Datapath;
@@ -86,21 +92,33 @@ export interface HeapOptions {
  * its descriptor.
  */
 export class Heap {
+  /** The heap's bytes, shared with every lcore. */
   readonly buffer: SharedArrayBuffer;
+  /** The same bytes as wasm memory, where the kernels run; undefined without one. */
   readonly memory: WebAssembly.Memory | undefined;
+  /** Byte view of the whole heap: index = heap offset. */
   readonly u8: Uint8Array;
+  /** 2-byte view: index = offset / 2. */
   readonly u16: Uint16Array;
+  /** 4-byte view: index = offset / 4 (a handle's record starts at `h << MBUF_WORD_SHIFT`). */
   readonly u32: Uint32Array;
+  /** The 4-byte view for Atomics (ring indices, counters other threads read). */
   readonly i32: Int32Array;
   /** 8-byte slots: one store zeroes two u32 words. */
   readonly f64: Float64Array;
   /** Byte-order-explicit access at any offset (fastest JS access for packet headers). */
   readonly view: DataView;
+  /** Bytes in the heap. */
   readonly size: number;
   /** @internal The kernels over this heap, or null on the TypeScript datapath (user code: BurstOps, loadKernel). */
   readonly kernels: Kernels | null;
 
-  private constructor(provider: HeapDescriptor, readonly lcoreId: number, datapath: Datapath) {
+  private constructor(
+    provider: HeapDescriptor,
+    /** The lcore this thread runs as (0 on the main thread). */
+    readonly lcoreId: number,
+    datapath: Datapath,
+  ) {
     this.buffer = provider.buffer;
     this.memory = provider.memory;
     this.u8 = new Uint8Array(this.buffer);

@@ -25,8 +25,10 @@ export const CTL_STOP = 0;
 export const CTL_GO = 1;
 export const CTL_WORDS = 16;
 
+/** What failed on one lcore: its `main` threw, or its worker died. */
 export class LcoreError extends DpkitError {
   constructor(
+    /** The lcore that failed. */
     readonly lcoreId: number,
     message: string,
   ) {

@@ -55,6 +55,10 @@ export interface FlagsDecl {
   readonly as: string;
   readonly doc: string;
   readonly values: Readonly<Record<string, number>>;
+  /** DPDK's name for each value is this prefix and the key, said in each value's doc comment. */
+  readonly dpdk?: string;
+  /** A value's own doc comment, where the DPDK name alone does not say it. */
+  readonly docs?: Readonly<Record<string, string>>;
 }
 
 export interface RecordDecl {

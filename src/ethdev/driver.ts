@@ -55,23 +55,45 @@ export interface TxQueueConf {
 
 /** RTE_ETH_TX_OFFLOAD_* values used by dpkit. */
 export const TxOffload = {
+  /** RTE_ETH_TX_OFFLOAD_VLAN_INSERT: insert the mbuf's vlanTci. */
   VLAN_INSERT: 1 << 0,
+  /** RTE_ETH_TX_OFFLOAD_IPV4_CKSUM: compute the IPv4 header checksum. */
   IPV4_CKSUM: 1 << 1,
+  /** RTE_ETH_TX_OFFLOAD_UDP_CKSUM: compute the UDP checksum. */
   UDP_CKSUM: 1 << 2,
+  /** RTE_ETH_TX_OFFLOAD_TCP_CKSUM: compute the TCP checksum. */
   TCP_CKSUM: 1 << 3,
+  /** RTE_ETH_TX_OFFLOAD_QINQ_INSERT: insert the outer and inner VLAN tags. */
   QINQ_INSERT: 1 << 8,
+  /** RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE: mbufs sent are direct, refcnt 1, from one pool: freed in bulk. */
   MBUF_FAST_FREE: 1 << 16,
 } as const;
 
+/** rte_eth_desc_lim: the descriptor counts a queue accepts. */
+export interface DescLim {
+  /** Fewest descriptors. */
+  min: number;
+  /** Most descriptors. */
+  max: number;
+  /** The count must be a multiple of this. */
+  align: number;
+}
+
 /** rte_eth_desc_lim plus queue-count limits (rte_eth_dev_info). */
 export interface DevInfo {
+  /** The driver's name (`net_null`, `net_memif`, …). */
   driverName: string;
+  /** Rx queues the port can have. */
   maxRxQueues: number;
+  /** Tx queues the port can have. */
   maxTxQueues: number;
-  rxDescLim: { min: number; max: number; align: number };
-  txDescLim: { min: number; max: number; align: number };
+  /** Rx descriptor counts a queue accepts. */
+  rxDescLim: DescLim;
+  /** Tx descriptor counts a queue accepts. */
+  txDescLim: DescLim;
   /** Used when the application asks for 0 descriptors (testpmd's default). */
   defaultRxDesc: number;
+  /** Tx's count used when the application asks for 0. */
   defaultTxDesc: number;
 }
 

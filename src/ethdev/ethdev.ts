@@ -80,6 +80,7 @@ export class Ethdev {
 
   /** @internal Made by `init` (Eal.ethdev) over the drivers of src/drivers. */
   constructor(
+    /** The heap the ports' queues, stats and mbufs live in. */
     readonly heap: Heap,
     private readonly drivers: ReadonlyMap<string, DriverSpec>,
   ) {

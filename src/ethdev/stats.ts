@@ -27,17 +27,30 @@ export function newQueueStats(heap: Heap): number {
 
 /** rte_eth_stats. */
 export interface EthStats {
+  /** Packets received. */
   ipackets: number;
+  /** Packets sent. */
   opackets: number;
+  /** Bytes received. */
   ibytes: number;
+  /** Bytes sent. */
   obytes: number;
+  /** Packets the port dropped because no rx descriptor was free (the queue was not polled in time). */
   imissed: number;
+  /** Packets received with errors, and dropped. */
   ierrors: number;
+  /** Packets the port failed to send. */
   oerrors: number;
+  /** Rx mbuf allocation failures (the pool was empty). */
   rxNombuf: number;
+  /** Packets received, per rx queue. */
   qIpackets: number[];
+  /** Packets sent, per tx queue. */
   qOpackets: number[];
+  /** Bytes received, per rx queue. */
   qIbytes: number[];
+  /** Bytes sent, per tx queue. */
   qObytes: number[];
+  /** Packets dropped with an error, per rx queue (DPDK's q_errors). */
   qErrors: number[];
 }

@@ -183,23 +183,41 @@ export const MBUF_MAX_NB_SEGS = 65535;
  * time; dpkit fixes it at bit 23, the first bit DPDK leaves to dynamic flags.
  */
 export const OlFlags = {
+  /** DPDK's RTE_MBUF_F_RX_VLAN. */
   RX_VLAN: 0x1, // bit 0
+  /** DPDK's RTE_MBUF_F_RX_RSS_HASH. */
   RX_RSS_HASH: 0x2, // bit 1
+  /** DPDK's RTE_MBUF_F_RX_FDIR. */
   RX_FDIR: 0x4, // bit 2
+  /** DPDK's RTE_MBUF_F_RX_L4_CKSUM_BAD. */
   RX_L4_CKSUM_BAD: 0x8, // bit 3
+  /** DPDK's RTE_MBUF_F_RX_IP_CKSUM_BAD. */
   RX_IP_CKSUM_BAD: 0x10, // bit 4
+  /** DPDK's RTE_MBUF_F_RX_OUTER_IP_CKSUM_BAD. */
   RX_OUTER_IP_CKSUM_BAD: 0x20, // bit 5
+  /** DPDK's RTE_MBUF_F_RX_VLAN_STRIPPED. */
   RX_VLAN_STRIPPED: 0x40, // bit 6
+  /** DPDK's RTE_MBUF_F_RX_IP_CKSUM_GOOD. */
   RX_IP_CKSUM_GOOD: 0x80, // bit 7
+  /** DPDK's RTE_MBUF_F_RX_L4_CKSUM_GOOD. */
   RX_L4_CKSUM_GOOD: 0x100, // bit 8
+  /** DPDK's RTE_MBUF_F_RX_IEEE1588_PTP. */
   RX_IEEE1588_PTP: 0x200, // bit 9
+  /** DPDK's RTE_MBUF_F_RX_IEEE1588_TMST. */
   RX_IEEE1588_TMST: 0x400, // bit 10
+  /** DPDK's RTE_MBUF_F_RX_FDIR_ID. */
   RX_FDIR_ID: 0x2000, // bit 13
+  /** DPDK's RTE_MBUF_F_RX_FDIR_FLX. */
   RX_FDIR_FLX: 0x4000, // bit 14
+  /** DPDK's RTE_MBUF_F_RX_QINQ_STRIPPED. */
   RX_QINQ_STRIPPED: 0x8000, // bit 15
+  /** DPDK's RTE_MBUF_F_RX_LRO. */
   RX_LRO: 0x10000, // bit 16
+  /** DPDK's RTE_MBUF_F_RX_SEC_OFFLOAD. */
   RX_SEC_OFFLOAD: 0x40000, // bit 18
+  /** DPDK's RTE_MBUF_F_RX_QINQ. */
   RX_QINQ: 0x100000, // bit 20
+  /** DPDK's dynamic flag RTE_MBUF_DYNFLAG_RX_TIMESTAMP, fixed at bit 23: the rx timestamp is valid. */
   RX_TIMESTAMP: 0x800000, // bit 23
 } as const;
 
@@ -209,26 +227,47 @@ export const OlFlags = {
  * INDIRECT: indirect mbuf, the data lives in another mbuf's buffer.
  */
 export const OlFlagsHi = {
+  /** DPDK's RTE_MBUF_F_TX_OUTER_UDP_CKSUM. */
   TX_OUTER_UDP_CKSUM: 0x200, // bit 9
+  /** DPDK's RTE_MBUF_F_TX_UDP_SEG. */
   TX_UDP_SEG: 0x400, // bit 10
+  /** DPDK's RTE_MBUF_F_TX_SEC_OFFLOAD. */
   TX_SEC_OFFLOAD: 0x800, // bit 11
+  /** DPDK's RTE_MBUF_F_TX_MACSEC. */
   TX_MACSEC: 0x1000, // bit 12
+  /** DPDK's RTE_MBUF_F_TX_TUNNEL_MASK. */
   TX_TUNNEL_MASK: 0x1e000,
+  /** DPDK's RTE_MBUF_F_TX_QINQ. */
   TX_QINQ: 0x20000, // bit 17
+  /** DPDK's RTE_MBUF_F_TX_TCP_SEG. */
   TX_TCP_SEG: 0x40000, // bit 18
+  /** DPDK's RTE_MBUF_F_TX_IEEE1588_TMST. */
   TX_IEEE1588_TMST: 0x80000, // bit 19
+  /** DPDK's RTE_MBUF_F_TX_L4_MASK. */
   TX_L4_MASK: 0x300000,
+  /** DPDK's RTE_MBUF_F_TX_TCP_CKSUM. */
   TX_TCP_CKSUM: 0x100000, // bit 20
+  /** DPDK's RTE_MBUF_F_TX_SCTP_CKSUM. */
   TX_SCTP_CKSUM: 0x200000, // bit 21
+  /** DPDK's RTE_MBUF_F_TX_UDP_CKSUM. */
   TX_UDP_CKSUM: 0x300000,
+  /** DPDK's RTE_MBUF_F_TX_IP_CKSUM. */
   TX_IP_CKSUM: 0x400000, // bit 22
+  /** DPDK's RTE_MBUF_F_TX_IPV4. */
   TX_IPV4: 0x800000, // bit 23
+  /** DPDK's RTE_MBUF_F_TX_IPV6. */
   TX_IPV6: 0x1000000, // bit 24
+  /** DPDK's RTE_MBUF_F_TX_VLAN. */
   TX_VLAN: 0x2000000, // bit 25
+  /** DPDK's RTE_MBUF_F_TX_OUTER_IP_CKSUM. */
   TX_OUTER_IP_CKSUM: 0x4000000, // bit 26
+  /** DPDK's RTE_MBUF_F_TX_OUTER_IPV4. */
   TX_OUTER_IPV4: 0x8000000, // bit 27
+  /** DPDK's RTE_MBUF_F_TX_OUTER_IPV6. */
   TX_OUTER_IPV6: 0x10000000, // bit 28
+  /** DPDK's RTE_MBUF_F_EXTERNAL. */
   EXTERNAL: 0x20000000, // bit 29
+  /** DPDK's RTE_MBUF_F_INDIRECT. */
   INDIRECT: 0x40000000, // bit 30
 } as const;
 

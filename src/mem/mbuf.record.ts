@@ -89,6 +89,8 @@ two u32 words, so rx flags (bits 0..23) are in \`olFlags\` and tx flags (bits
 RX_TIMESTAMP: the rx timestamp (words 14/15, nanoseconds) is valid: DPDK's
 dynamic flag RTE_MBUF_DYNFLAG_RX_TIMESTAMP, which takes a free bit at run
 time; dpkit fixes it at bit 23, the first bit DPDK leaves to dynamic flags.`,
+      dpdk: 'RTE_MBUF_F_',
+      docs: { RX_TIMESTAMP: "DPDK's dynamic flag RTE_MBUF_DYNFLAG_RX_TIMESTAMP, fixed at bit 23: the rx timestamp is valid." },
       values: {
         RX_VLAN: 1 << 0,
         RX_RSS_HASH: 1 << 1,
@@ -115,6 +117,7 @@ time; dpkit fixes it at bit 23, the first bit DPDK leaves to dynamic flags.`,
       doc: `Tx flags and buffer-kind flags: DPDK's bit n is bit n - 32 here.
 EXTERNAL: the buffer is external (rte_pktmbuf_attach_extbuf): kept across reset.
 INDIRECT: indirect mbuf, the data lives in another mbuf's buffer.`,
+      dpdk: 'RTE_MBUF_F_',
       values: {
         TX_OUTER_UDP_CKSUM: 1 << 9,
         TX_UDP_SEG: 1 << 10,

@@ -66,8 +66,11 @@ export const FREE_PENDING_SZ = LCORE_PENDING_COUNT;
  * Make one per thread (it keeps the thread's lcore block).
  */
 export class Mbufs {
+  /** The heap's byte view (packet bytes at `bufAddr + dataOff`). */
   readonly u8: Uint8Array;
+  /** The heap's 2-byte view. */
   readonly u16: Uint16Array;
+  /** The heap's 4-byte view (records at `h << MBUF_WORD_SHIFT`). */
   readonly u32: Uint32Array;
   private readonly f64: Float64Array;
   private readonly pools: (Mempool | undefined)[] = new Array<Mempool | undefined>(MAX_POOLS).fill(undefined);
@@ -83,7 +86,10 @@ export class Mbufs {
   /** pktLenSum's work, chosen once: the mbufPktLenSum kernel or its twin pktLenSumTs. */
   private readonly lenSum: (objs: number, n: number) => number;
 
-  constructor(readonly heap: Heap) {
+  constructor(
+    /** The heap the mbufs live in. */
+    readonly heap: Heap,
+  ) {
     this.u8 = heap.u8;
     this.u16 = heap.u16;
     this.u32 = heap.u32;

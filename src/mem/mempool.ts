@@ -57,6 +57,7 @@ export const MBUF_DEFAULT_BUF_SIZE = MBUF_DEFAULT_DATAROOM + PKTMBUF_HEADROOM;
 
 /** rte_pktmbuf_pool_create's arguments. */
 export interface MempoolOptions {
+  /** Unique in the heap: workers and `show` commands find the pool by it. */
   name: string;
   /** Number of mbufs. */
   n: number;
@@ -75,6 +76,7 @@ export interface MempoolOptions {
 
 /** What a worker needs to open the pool in the heap it shares. */
 export interface MempoolDescriptor {
+  /** The pool's header in the heap. */
   readonly offset: number;
 }
 
@@ -87,18 +89,25 @@ const attached = new WeakMap<Heap, Mempool[]>();
  * forms work on bursts; `inUse()` tells leaks.
  */
 export class Mempool {
+  /** The heap the pool's mbufs live in. */
   readonly heap: Heap;
+  /** Heap offset of the pool's header (its descriptor for workers). */
   readonly offset: number;
+  /** Index in the heap's pool table: what an mbuf's `pool` field holds. */
   readonly id: number;
+  /** The name it was created with. */
   readonly name: string;
   /** Number of mbufs in the pool. */
   readonly size: number;
+  /** Per-lcore cache size (0: none). */
   readonly cacheSize: number;
+  /** Bytes before the data of a fresh mbuf. */
   readonly headroom: number;
   /** Buffer length of each mbuf (headroom + data room). */
   readonly bufLen: number;
   /** Handle of the pool's first mbuf; the pool owns [firstHandle, firstHandle + size). */
   readonly firstHandle: number;
+  /** Double frees, foreign handles and leaks are checked and named. */
   readonly debug: boolean;
   protected readonly u32: Uint32Array;
   private readonly ring: Ring;

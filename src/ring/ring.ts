@@ -53,6 +53,7 @@ export const RING_SZ_MASK = 0x7fffffff;
 
 /** rte_ring_create's arguments. */
 export interface RingOptions {
+  /** For `show` commands and errors. */
   name?: string;
   /** Slots. A power of two unless `exactSize`; the usable capacity is count - 1 then. */
   count: number;
@@ -66,7 +67,9 @@ export interface RingOptions {
 
 /** What a worker needs to open the ring: its offset in the heap it shares. */
 export interface RingDescriptor {
+  /** The ring's header in the heap. */
   readonly offset: number;
+  /** The ring's name. */
   readonly name: string;
 }
 
@@ -76,13 +79,17 @@ export interface RingDescriptor {
  * and consumer, bulk (all or nothing) and burst (as many as fit) operations.
  */
 export class Ring {
+  /** The ring's name. */
   readonly name: string;
+  /** Heap offset of the ring's header (its descriptor for workers). */
   readonly offset: number;
   /** Slots in the array (power of two). */
   readonly size: number;
   /** How many objects the ring can hold. */
   readonly capacity: number;
+  /** Single producer (RING_F_SP_ENQ): enqueues take no compare-and-swap. */
   readonly sp: boolean;
+  /** Single consumer (RING_F_SC_DEQ): dequeues take no compare-and-swap. */
   readonly sc: boolean;
   private readonly i32: Int32Array;
   private readonly u32: Uint32Array;
