@@ -48,6 +48,16 @@ const WATCH_METRICS_PORT = 19478;
 /** Seconds past its own end after which a testpmd run counts as stuck. */
 const HUNG_AFTER_S = 30;
 
+/** Seconds a DPDK testpmd may take to start forwarding beyond the usual ~2.5 (its run ends when its blocks are in). */
+const DPDK_SLOW_START_S = 20;
+
+/** Whether a testpmd's output holds the warm-up and measured blocks after its first nonzero one. */
+function measuredBlocksIn(out: string, countTx: boolean, warm: number, seconds: number): boolean {
+  const samples = parseThroughput(out, countTx);
+  const first = samples.findIndex((s) => s > 0);
+  return first >= 0 && samples.length >= first + warm + seconds;
+}
+
 /** Runs in this process so far: each DPDK run gets its own --file-prefix (two may run at once). */
 let runs = 0;
 
@@ -127,8 +137,10 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     if (!path) throw new Error('dpdk-testpmd is not installed');
     prefix = run.prefix ?? `dpkit-bench-${process.pid}-${runs++}`;
     cmd = 'timeout';
-    // DPDK needs ~2.5 s before it forwards; SIGINT makes it print its final statistics and exit.
-    args = ['-s', 'INT', String(span + 3.5), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
+    // DPDK needs ~2.5 s before it forwards, and much longer on a loaded machine or on ports that
+    // map kernel rings: the run is stopped with SIGINT (`timeout` passes it on, DPDK prints its
+    // final statistics) once its measured blocks are in, and `timeout` only bounds a slow start.
+    args = ['-s', 'INT', String(span + 3.5 + DPDK_SLOW_START_S), path, ...run.eal, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
   }
   let err = '';
   let exited!: () => void;
@@ -138,14 +150,19 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.on('exit', () => exited());
     let text = '';
+    let stopping = false;
     child.stdout.on('data', (d: Buffer) => {
       text += d.toString();
       run.onOutput?.(text);
+      if (run.system === 'dpdk' && !stopping && measuredBlocksIn(text, run.countTx, warm, run.seconds)) {
+        stopping = true;
+        child.kill('SIGINT');
+      }
     });
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', (e) => reject(new BenchRunError(`${run.system} testpmd did not start: ${e.message}`)));
     // A run that outlives its duration by this much is stuck (a peer gone mid-start): killed, and the run fails.
-    const limit = run.seconds + warm + startup + HUNG_AFTER_S;
+    const limit = run.seconds + warm + startup + HUNG_AFTER_S + (run.system === 'dpdk' ? DPDK_SLOW_START_S : 0);
     let hung = false;
     const timer = setTimeout(() => {
       hung = true;
