@@ -26,6 +26,7 @@ export function renderText(r: BenchReport): string {
   const out: string[] = [];
   out.push(`${r.title}`);
   out.push(`${r.machine.cpu}, ${r.machine.cores} cores, node ${r.machine.node}, DPDK ${r.machine.dpdk ?? 'not installed'}; ${r.config.pairs} pairs x ${r.config.seconds} s (+${r.config.warmup} s warm-up) per arm and cell`);
+  for (const b of r.machine.dpdkBuilds ?? []) out.push(`${b.name}: DPDK ${b.version}, ${b.flags} (${b.path})`);
   out.push(LINE);
   for (const c of r.cells) {
     const head = `TEST ${c.engine.toUpperCase()} ${c.size}B ${c.lcores}Q ${c.lcores}C${c.burst === 32 ? '' : ` burst ${c.burst}`}${c.txThresh ? ` RS/FREE ${c.txThresh[0]}/${c.txThresh[1]}` : ''}`;
