@@ -1,0 +1,312 @@
+/**
+ * The traffic generator's sender: streams paced to absolute deadlines on one
+ * tx queue, bursts filled by genFill and genCsum, and an honest account of
+ * what was sent against what was asked. It runs in the calling thread: per
+ * burst, the stream whose deadline came is filled and sent; between
+ * deadlines the thread spins (or sleeps when the next one is far). Nothing is
+ * allocated per burst; a run that cannot keep its rate says so in its report
+ * instead of stretching silently.
+ */
+import { setImmediate as yieldNow, setTimeout as sleepMs } from 'node:timers/promises';
+import { ArgError } from '../errors.js';
+import type { Burst, Heap } from '../eal/heap.js';
+import type { Ethdev } from '../ethdev/ethdev.js';
+import type { Mbufs } from '../mem/mbuf.js';
+import type { Mempool } from '../mem/mempool.js';
+import { genOps, type GenOps } from './gen.twin.js';
+import { countBefore, makePacer, parseRate, type Pacer, type PatternSpec } from './pacer.js';
+import { buildStream, writeStream, type StreamSpec } from './stream.js';
+
+/** A stream with its rate and pattern. */
+export interface GenStreamSpec extends StreamSpec {
+  /** Packets per second (a number) or `N<unit>`: pps, kpps, Mpps, kbps, Mbps, Gbps (frame bits without FCS). Default: the run's `rate`. */
+  rate?: string | number;
+  /** How the rate varies over the run. Default constant. */
+  pattern?: PatternSpec;
+}
+
+/** The clock a run paces by: nanoseconds on one monotonic timeline, and a way to wait. */
+export interface GenClock {
+  /** Nanoseconds on a monotonic clock (any origin). */
+  now(): number;
+  /** Waits about `ns` nanoseconds, yielding to the event loop. */
+  sleep(ns: number): Promise<void>;
+}
+
+/** What a run needs of dpkit: an `Eal` from `init()` has all of it. */
+export interface GenTarget {
+  /** The heap the stream blocks and bursts go into. */
+  readonly heap: Heap;
+  /** The ports; the tx port must be started. */
+  readonly ethdev: Ethdev;
+  /** Mbuf operations (frees what a tx queue refused). */
+  readonly mbufs: Mbufs;
+  /** The pool packets come from, unless `GenerateOptions.pool` names another. */
+  readonly pool: Mempool;
+}
+
+/** One burst as it left, for tests and traces. */
+export type GenBurstHook = (stream: number, first: number, n: number, deadlineNs: number, departNs: number) => void;
+
+/** What `generate` takes. */
+export interface GenerateOptions {
+  /** The streams, sent interleaved on one tx queue. */
+  streams: readonly GenStreamSpec[];
+  /** Tx port. Default 0. */
+  port?: number;
+  /** Tx queue. Default 0. */
+  queue?: number;
+  /** The rate of streams that name none. Default 1 Mpps. */
+  rate?: string | number;
+  /** Seconds to run; the schedule past it is not sent. */
+  duration?: number;
+  /** Packets per stream; with `duration` too, whichever comes first. */
+  count?: number;
+  /** Packets sent together at the deadline of the first. Default 32. */
+  burst?: number;
+  /** Pool of the packets. Default the target's. */
+  pool?: Mempool;
+  /** Relative shortfall of the achieved rate still counted as kept. Default 0.001 (0.1 %). */
+  tolerance?: number;
+  /** A burst leaving later than this after its deadline counts its packets late. Default 100 000 ns. */
+  lateNs?: number;
+  /** The clock. Default the process's monotonic clock (performance.now). */
+  clock?: GenClock;
+  /** Stops the run early (the report covers the schedule up to the stop). */
+  signal?: AbortSignal;
+  /** Called after every burst sent (tests, traces). */
+  onBurst?: GenBurstHook;
+}
+
+/** One stream's account. */
+export interface GenStreamReport {
+  /** The stream's name. */
+  name: string;
+  /** Packets the schedule asked for. */
+  planned: number;
+  /** Packets the tx queue accepted. */
+  sent: number;
+  /** Bytes of the packets sent. */
+  bytes: number;
+  /** Packets the tx queue refused (ring full), freed. */
+  txDropped: number;
+  /** Packets not made because the pool was empty. */
+  noMbuf: number;
+  /** Packets that left more than `lateNs` after their burst's deadline. */
+  late: number;
+  /** The latest a burst left after its deadline, ns. */
+  maxLateNs: number;
+  /** The rate asked, packets per second (planned over the schedule's span). */
+  askedPps: number;
+  /** The rate achieved: sent over the span, or over the time the last burst left when that was later. */
+  achievedPps: number;
+  /** Bits per second achieved (frame bytes without FCS). */
+  achievedBps: number;
+  /** Whether the asked rate was kept (nothing dropped, achieved within the tolerance). */
+  kept: boolean;
+}
+
+/** A run's account. */
+export interface GenReport {
+  /** Per stream, in the order given. */
+  streams: GenStreamReport[];
+  /** Nanoseconds from the start to the end of the run. */
+  elapsedNs: number;
+  /** Whether every stream kept its rate. */
+  kept: boolean;
+  /** Whether `signal` stopped the run. */
+  interrupted: boolean;
+  /** One line: the rates, and what went wrong when they were not kept. */
+  verdict: string;
+}
+
+/** performance.now in ns, and timers for long waits. */
+export const monotonicClock: GenClock = {
+  now: () => performance.now() * 1e6,
+  sleep: async (ns) => {
+    await (ns > 0 ? sleepMs(ns / 1e6) : yieldNow());
+  },
+};
+
+/** Waits longer than this sleep (less a margin), shorter ones spin: a timer wakes ~1 ms late. */
+const SLEEP_ABOVE_NS = 2e6;
+const SLEEP_MARGIN_NS = 1e6;
+/** A spinning run yields to the event loop this often, so signals and timers run. */
+const YIELD_EVERY_NS = 20e6;
+
+interface RunStream {
+  s: number;
+  pacer: Pacer;
+  planned: number;
+  next: number;
+  name: string;
+  sent: number;
+  bytes: number;
+  txDropped: number;
+  noMbuf: number;
+  late: number;
+  maxLateNs: number;
+  lastDepartNs: number;
+  meanLen: number;
+}
+
+/**
+ * Sends `opts.streams` on a started port, paced to absolute deadlines, for
+ * `duration` seconds and/or `count` packets a stream, and accounts for every
+ * packet: sent, refused by the queue (freed, counted), not made (pool empty),
+ * late. Runs in the calling thread until the schedule ends.
+ * @returns the report; `kept` is false when a stream did not keep its rate.
+ * @throws ArgError (one line naming the stream and field) on a bad spec, a
+ *   packet larger than the pool's mbufs, or neither duration nor count.
+ */
+export async function generate(target: GenTarget, opts: GenerateOptions): Promise<GenReport> {
+  const { heap, ethdev, mbufs } = target;
+  const pool = opts.pool ?? target.pool;
+  const port = opts.port ?? 0;
+  const queue = opts.queue ?? 0;
+  const burstSize = opts.burst ?? 32;
+  if (!Number.isInteger(burstSize) || burstSize < 1 || burstSize > 512) throw new ArgError(`gen: burst ${burstSize} must be an integer in [1, 512]`);
+  if (opts.duration === undefined && opts.count === undefined) throw new ArgError('gen: give a duration, a count or both');
+  if (opts.duration !== undefined && !(opts.duration > 0 && Number.isFinite(opts.duration))) throw new ArgError(`gen: duration ${opts.duration} must be a positive number of seconds`);
+  if (opts.count !== undefined && !(Number.isInteger(opts.count) && opts.count > 0)) throw new ArgError(`gen: count ${opts.count} must be a positive integer`);
+  if (!Array.isArray(opts.streams) || opts.streams.length === 0) throw new ArgError('gen: no stream');
+  const tolerance = opts.tolerance ?? 0.001;
+  const lateNs = opts.lateNs ?? 100_000;
+  const clock = opts.clock ?? monotonicClock;
+  const durationNs = opts.duration === undefined ? Infinity : opts.duration * 1e9;
+  const room = pool.bufLen - pool.headroom;
+  const txq = ethdev.txQueue(port, queue);
+  const mac = ethdev.macAddr(port);
+
+  const streams: RunStream[] = opts.streams.map((spec, i) => {
+    const b = buildStream(spec, i, mac);
+    if (b.maxLen > room) throw new ArgError(`gen: stream '${b.name}': ${b.maxLen}-byte packets do not fit the pool's ${room}-byte mbufs`);
+    const pps = parseRate(spec.rate ?? opts.rate ?? '1Mpps', b.meanLen, `gen: stream '${b.name}': rate`);
+    const pacer = makePacer(pps, spec.pattern, b.meanLen, `gen: stream '${b.name}'`);
+    const planned = Math.min(opts.count ?? Infinity, durationNs === Infinity ? Infinity : countBefore(pacer, durationNs));
+    return { s: 0, pacer, planned, next: 0, name: b.name, sent: 0, bytes: 0, txDropped: 0, noMbuf: 0, late: 0, maxLateNs: 0, lastDepartNs: 0, meanLen: b.meanLen, built: b };
+  }).map((r) => {
+    const { built, ...rest } = r;
+    return { ...rest, s: writeStream(heap, built) };
+  });
+  const ops: GenOps = genOps(heap);
+  const burst: Burst = heap.burst(burstSize);
+  const lc = heap.lcore;
+
+  const send = (k: number, st: RunStream, deadline: number, now: number): void => {
+    const n = Math.min(burstSize, st.planned - st.next);
+    const first = st.next;
+    st.next += n;
+    if (pool.allocBulk(burst, n) === 0) {
+      st.noMbuf += n;
+      return;
+    }
+    let bytes = ops.fill(st.s, lc, burst.byteOffset, n);
+    ops.csum(st.s, lc, burst.byteOffset, n);
+    const sent = txq.txBurst(burst, n);
+    if (sent < n) {
+      for (let i = sent; i < n; i++) bytes -= mbufs.pktLen(burst[i]!);
+      mbufs.freeBulk(burst, n - sent, sent);
+      st.txDropped += n - sent;
+    }
+    st.sent += sent;
+    st.bytes += bytes;
+    const lateBy = now - deadline;
+    if (lateBy > lateNs) st.late += n;
+    if (lateBy > st.maxLateNs) st.maxLateNs = lateBy;
+    st.lastDepartNs = now;
+    opts.onBurst?.(k, first, n, deadline, now);
+  };
+
+  const t0 = clock.now();
+  let lastYield = 0;
+  let now = 0;
+  let interrupted = false;
+  for (;;) {
+    now = clock.now() - t0;
+    if (opts.signal?.aborted) {
+      interrupted = true;
+      break;
+    }
+    if (now >= durationNs) break;
+    let nextDeadline = Infinity;
+    for (let k = 0; k < streams.length; k++) {
+      const st = streams[k]!;
+      while (st.next < st.planned) {
+        const d = st.pacer.deadline(st.next);
+        if (d > now) {
+          if (d < nextDeadline) nextDeadline = d;
+          break;
+        }
+        send(k, st, d, now);
+      }
+    }
+    if (nextDeadline === Infinity) break;
+    const wait = nextDeadline - (clock.now() - t0);
+    if (wait > SLEEP_ABOVE_NS) {
+      await clock.sleep(wait - SLEEP_MARGIN_NS);
+      lastYield = clock.now() - t0;
+    } else if (now - lastYield > YIELD_EVERY_NS) {
+      await clock.sleep(0);
+      lastYield = clock.now() - t0;
+    }
+  }
+  const endNs = clock.now() - t0;
+  const reports = streams.map((st) => report(st, interrupted ? Math.min(now, durationNs) : durationNs, tolerance));
+  const kept = !interrupted && reports.every((r) => r.kept);
+  return { streams: reports, elapsedNs: endNs, kept, interrupted, verdict: verdict(reports, kept, interrupted, lateNs) };
+}
+
+function report(st: RunStream, stopNs: number, tolerance: number): GenStreamReport {
+  // The schedule's span: up to the stop (duration or interrupt), or to the deadline after the last packet of a count.
+  let planned = st.planned;
+  let spanNs: number;
+  if (stopNs !== Infinity && countBefore(st.pacer, stopNs) <= planned) {
+    planned = countBefore(st.pacer, stopNs);
+    spanNs = stopNs;
+  } else {
+    spanNs = st.pacer.deadline(planned);
+  }
+  const actualNs = Math.max(spanNs, st.lastDepartNs);
+  const askedPps = spanNs > 0 ? (planned * 1e9) / spanNs : 0;
+  const achievedPps = actualNs > 0 ? (st.sent * 1e9) / actualNs : 0;
+  const kept = st.txDropped === 0 && st.noMbuf === 0 && st.sent >= planned * (1 - tolerance) && achievedPps >= askedPps * (1 - tolerance);
+  return {
+    name: st.name,
+    planned,
+    sent: st.sent,
+    bytes: st.bytes,
+    txDropped: st.txDropped,
+    noMbuf: st.noMbuf,
+    late: st.late,
+    maxLateNs: st.maxLateNs,
+    askedPps,
+    achievedPps,
+    achievedBps: actualNs > 0 ? (st.bytes * 8e9) / actualNs : 0,
+    kept,
+  };
+}
+
+/** A rate as people write it: 1.25 Mpps. */
+export function fmtPps(pps: number): string {
+  return pps >= 1e6 ? `${(pps / 1e6).toFixed(3)} Mpps` : pps >= 1e3 ? `${(pps / 1e3).toFixed(3)} kpps` : `${pps.toFixed(1)} pps`;
+}
+
+function verdict(rs: GenStreamReport[], kept: boolean, interrupted: boolean, lateNs: number): string {
+  const asked = rs.reduce((a, r) => a + r.askedPps, 0);
+  const got = rs.reduce((a, r) => a + r.achievedPps, 0);
+  const sent = rs.reduce((a, r) => a + r.sent, 0);
+  const planned = rs.reduce((a, r) => a + r.planned, 0);
+  const late = rs.reduce((a, r) => a + r.late, 0);
+  const maxLate = Math.max(...rs.map((r) => r.maxLateNs));
+  const head = `${fmtPps(got)} of ${fmtPps(asked)} asked, ${sent} of ${planned} packets sent, ${late} late (> ${lateNs / 1e3} us; max ${(maxLate / 1e3).toFixed(1)} us)`;
+  if (interrupted) return `interrupted: ${head}`;
+  if (kept) return `rate kept: ${head}`;
+  const bad = rs.find((r) => !r.kept)!;
+  const why = [
+    bad.txDropped ? `${bad.txDropped} refused by the tx queue (ring full)` : '',
+    bad.noMbuf ? `${bad.noMbuf} not made (pool empty)` : '',
+    bad.achievedPps < bad.askedPps * 0.999 || bad.sent < bad.planned ? `achieved ${fmtPps(bad.achievedPps)} of ${fmtPps(bad.askedPps)}` : '',
+  ].filter((x) => x !== '');
+  return `rate NOT kept: stream '${bad.name}': ${why.join(', ')}; ${head}`;
+}

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { init } from '../../src/api/eal.js';
+import { generate } from '../../src/gen/generate.js';
+import { portUp } from '../helpers.js';
+import { fakeClock } from './clock.js';
+
+async function withEal(vdev: string, fn: (eal: ReturnType<typeof init>) => Promise<void>): Promise<void> {
+  const eal = init({ lcores: [0], vdevs: [vdev], mbufs: 4095, memory: 8 << 20 });
+  try {
+    portUp(eal.ethdev, eal.pool, 0);
+    await fn(eal);
+  } finally {
+    await eal.close(); // throws LeakError when an mbuf was not returned
+  }
+}
+
+describe('gen: honesty counters', () => {
+  it('a ring nobody drains fills: the refused packets are freed, counted, and the rate is reported not kept', async () => {
+    await withEal('net_ring0', async (eal) => {
+      const r = await generate(eal, { streams: [{ name: 'flood' }], rate: '10Mpps', count: 3000, clock: fakeClock(10) });
+      const s = r.streams[0]!;
+      assert.equal(s.sent, 1023, 'the ring holds 1023');
+      assert.equal(s.txDropped, 3000 - 1023);
+      assert.equal(r.kept, false);
+      assert.match(r.verdict, /^rate NOT kept: stream 'flood': 1977 refused by the tx queue \(ring full\)/);
+      const burst = eal.burst(64);
+      for (let n; (n = eal.ethdev.rxBurst(0, 0, burst, 64)) > 0; ) eal.mbufs.freeBulk(burst, n);
+    });
+  });
+
+  it('a sender slower than the schedule is late, stretches, and says so', async () => {
+    await withEal('net_null0', async (eal) => {
+      // Every clock read costs 200 us: the 1 Mpps schedule falls behind by more than the 100 us allowed.
+      const r = await generate(eal, { streams: [{}], rate: '1Mpps', count: 2000, burst: 8, clock: fakeClock(200_000) });
+      const s = r.streams[0]!;
+      assert.equal(s.sent, 2000);
+      assert.ok(s.late > 0 && s.maxLateNs > 100_000, `late ${s.late}, max ${s.maxLateNs} ns`);
+      assert.ok(s.achievedPps < s.askedPps * 0.999);
+      assert.equal(r.kept, false);
+      assert.match(r.verdict, /^rate NOT kept: stream 'stream0': achieved [\d.]+ kpps of 1\.000 Mpps/);
+    });
+  });
+
+  it('a duration ends the schedule: what was due is what is asked, and a kept run says so', async () => {
+    await withEal('net_null0', async (eal) => {
+      const r = await generate(eal, { streams: [{ rate: 1e5 }, { rate: '256kbps', size: 64 }], duration: 0.01, clock: fakeClock(100) });
+      assert.deepEqual(r.streams.map((s) => [s.planned, s.sent, s.txDropped, s.noMbuf]), [[1000, 1000, 0, 0], [5, 5, 0, 0]]);
+      assert.ok(r.kept, r.verdict);
+      assert.match(r.verdict, /^rate kept: /);
+    });
+  });
+
+  it('an empty pool is counted as packets not made', async () => {
+    await withEal('net_ring0', async (eal) => {
+      const held = eal.burst(4095);
+      const got = eal.pool.allocBulk(held, 4095 - 40);
+      assert.equal(got, 4095 - 40);
+      const r = await generate(eal, { streams: [{}], count: 64, burst: 32, clock: fakeClock(10) });
+      assert.ok(r.streams[0]!.noMbuf > 0);
+      assert.match(r.verdict, /not made \(pool empty\)/);
+      eal.mbufs.freeBulk(held, got);
+      const burst = eal.burst(64);
+      for (let n; (n = eal.ethdev.rxBurst(0, 0, burst, 64)) > 0; ) eal.mbufs.freeBulk(burst, n);
+    });
+  });
+
+  it('bad specs get one line naming the stream and the field', async () => {
+    await withEal('net_null0', async (eal) => {
+      const bad: [object, RegExp][] = [
+        [{ streams: [{}] }, /^gen: give a duration, a count or both$/],
+        [{ streams: [{ ipv4: { src: '1.2.3' } }], count: 1 }, /^stream 'stream0': ipv4.src: '1.2.3' is not an IPv4 address$/],
+        [{ streams: [{ name: 'x', size: 20 }], count: 1 }, /^stream 'x': size 20 is shorter than the 42-byte headers$/],
+        [{ streams: [{ vary: [{ field: 'tcp.src' }] }], count: 1 }, /^stream 'stream0': vary\[0\]: field 'tcp.src' is not in this stream \(it has eth.dst, eth.src/],
+        [{ streams: [{ vary: [{ field: { offset: 24, width: 2 } }] }], count: 1 }, /vary\[0\]: bytes 24..25 cover a checksum/],
+        [{ streams: [{ vary: [{ field: 'udp.src', count: 70000 }] }], count: 1 }, /vary\[0\]: count: 70000 must be an integer in \[1, 65536\]/],
+        [{ streams: [{ size: 9000 }], count: 1 }, /^gen: stream 'stream0': 9000-byte packets do not fit the pool's 2048-byte mbufs$/],
+        [{ streams: [{ colour: 'red' }], count: 1 }, /^stream 'stream0': unknown key 'colour'/],
+        [{ streams: [{ rate: '3 parsecs' }], count: 1 }, /^gen: stream 'stream0': rate: '3 parsecs' is not a rate/],
+        [{ streams: [{ raw: 'abc' }], count: 1 }, /^stream 'stream0': raw: not an even number of hex digits$/],
+      ];
+      for (const [opts, re] of bad) {
+        await assert.rejects(generate(eal, opts as Parameters<typeof generate>[1]), (e: Error) => e.name === 'ArgError' && re.test(e.message) && !e.message.includes('\n'), `${JSON.stringify(opts)}`);
+      }
+    });
+  });
+});
