@@ -2,8 +2,8 @@
  * Latency histograms: HdrHistogram's log-linear buckets in a block of the
  * heap (hist.record.ts), filled by the probe checker's kernel (hist.as.ts)
  * or its twin (histRecordTwin), with no allocation per sample. 1 ns to 100 s
- * at 3 significant digits is 28 672 buckets (224 KiB); fewer `bits` trade
- * precision for memory (bits 7: 1 %, 2 048 buckets, 16 KiB).
+ * at 3 significant digits is 28 115 buckets (220 KiB); fewer `bits` trade
+ * precision for memory (bits 7: 1 %, 2 014 buckets, 16 KiB).
  *
  * Percentiles follow HdrHistogram: the value at percentile p is the highest
  * value of the bucket where the cumulative count first reaches
