@@ -166,6 +166,15 @@ export class LatencyHistogram {
     return new LatencyHistogram(buffer, 0);
   }
 
+  /** A new empty histogram in private memory with `h`'s shape (to merge into). */
+  static emptyLike(h: LatencyHistogram): LatencyHistogram {
+    const buffer = new ArrayBuffer(LAT_HIST_HEADER + 8 * h.nbCounts);
+    const u32 = new Uint32Array(buffer, 0, 2);
+    u32[LH_W_BITS] = h.bits;
+    u32[LH_W_NB_COUNTS] = h.nbCounts;
+    return new LatencyHistogram(buffer, 0);
+  }
+
   /** Samples recorded. */
   get count(): number {
     return this.f64[this.d + LH_D_COUNT]!;
