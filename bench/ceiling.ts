@@ -14,6 +14,7 @@
  */
 import type { ThreadSpec } from '../src/apps/bench/harness.js';
 import type { Benchmark, BenchCase } from '../src/apps/bench/types.js';
+import { CEILING_ROW } from '../src/apps/bench/report.js';
 import { allowedCpus } from '../src/eal/affinity.js';
 import { Heap } from '../src/eal/heap.js';
 import { startWorker } from '../src/eal/spawn.js';
@@ -24,8 +25,6 @@ import { Ring } from '../src/ring/ring.js';
 
 const BURST = 32;
 
-/** The case of the `null rx+tx` row, which testpmd's cells are read against. */
-export const CEILING_CASE = 'null rx+tx';
 
 type Kind = 'poll' | 'ring' | 'null';
 
@@ -57,6 +56,6 @@ export const benchmark: Benchmark = {
   cases: (opts): BenchCase[] => [
     { name: 'poll loop', params: { kind: 'poll', burst: BURST }, threads: () => threads('poll', 64) },
     { name: 'ring enqueue+dequeue', params: { kind: 'ring', burst: BURST }, threads: () => threads('ring', 64) },
-    ...(opts.quick ? [64] : [64, 1518]).map((size) => ({ name: size === 64 ? CEILING_CASE : `${CEILING_CASE} ${size} B`, params: { kind: 'null', burst: BURST, size }, threads: () => threads('null', size) })),
+    ...(opts.quick ? [64] : [64, 1518]).map((size) => ({ name: size === 64 ? CEILING_ROW : `${CEILING_ROW} ${size} B`, params: { kind: 'null', burst: BURST, size }, threads: () => threads('null', size) })),
   ],
 };
