@@ -8,7 +8,7 @@
  * (withDpdkBuilds), so every preset that runs DPDK takes the option alike.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ArgError } from '../../errors.js';
 import type { MatrixConfig, Variant } from './matrix.js';
@@ -50,12 +50,31 @@ function mesonOptions(dir: string): Map<string, unknown> {
 
 /**
  * DPDK's version from the binary itself: EAL prints `RTE Version: 'DPDK X'`
- * with `-v` and exits on `--help` before it touches memory or devices.
+ * with `-v`. Older EALs exit on `--help` after printing it; newer ones print
+ * usage first, so they get a start that fails at once for want of memory
+ * (8 MB, its own file prefix, removed after).
  */
 export function testpmdVersion(path: string): string | null {
-  const r = spawnSync(path, ['-v', '--help'], { encoding: 'utf8', timeout: 15_000 });
-  const m = /RTE Version: 'DPDK ([0-9][0-9A-Za-z.-]*)'/.exec(`${r.stdout ?? ''}${r.stderr ?? ''}`);
-  return m ? m[1]! : null;
+  const read = (r: { stdout?: string | null; stderr?: string | null }) => /RTE Version: 'DPDK ([0-9][0-9A-Za-z.-]*)'/.exec(`${r.stdout ?? ''}${r.stderr ?? ''}`)?.[1] ?? null;
+  const first = read(spawnSync(path, ['-v', '--help'], { encoding: 'utf8', timeout: 15_000 }));
+  if (first) return first;
+  const prefix = `dpkit-version-${process.pid}`;
+  try {
+    return read(spawnSync(path, ['-v', '--no-huge', '-m', '8', '--no-pci', '--file-prefix', prefix, '--', '--help'], { encoding: 'utf8', timeout: 15_000 }));
+  } finally {
+    rmSync(`/var/run/dpdk/${prefix}`, { recursive: true, force: true });
+  }
+}
+
+/** The version meson recorded for a build directory, if any. */
+function mesonVersion(dir: string | undefined): string | null {
+  if (!dir) return null;
+  try {
+    const v = (JSON.parse(readFileSync(join(dir, 'meson-info', 'intro-projectinfo.json'), 'utf8')) as { version?: unknown }).version;
+    return typeof v === 'string' && v ? v : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The Debian package owning `path`, with its version, or null. */
@@ -118,7 +137,7 @@ export function resolveDpdk(path: string, probe: { version?: (bin: string) => st
     throw new ArgError(`${where}: ${bin} is not executable`);
   }
   bin = realpathSync(bin);
-  const version = (probe.version ?? testpmdVersion)(bin);
+  const version = mesonVersion(dir ?? mesonDirOf(bin)) ?? (probe.version ?? testpmdVersion)(bin);
   if (!version) throw new ArgError(`${where}: ${bin} did not print DPDK's version with -v --help (not a dpdk-testpmd?)`);
   const { build, flags } = describe(bin, dir);
   const short = version.split('.').slice(0, 2).join('.');

@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ArgError } from '../../errors.js';
 import { machineFacts } from './machine.js';
+import { summarize } from './stats.js';
 import { MIN_PAIRS, validateConfig, type Dims, type MatrixConfig } from './matrix.js';
 import { runMatrix } from './matrix-run.js';
 import { resolveDpdkBuilds, runsDpdk, withDpdkBuilds, type DpdkBuild } from './dpdk.js';
@@ -46,6 +47,8 @@ Matrix options:
                      (scripts/build-dpdk.sh); repeatable, each an arm dpdk-<version>-<build>
                      (dpdk-22.11-debian, dpdk-25.11-native) in place of the preset's DPDK arms
   --quick            2 pairs of 1 s runs: a smoke check, not a result
+  --ceiling          also run the ceiling micro-benchmark (null rx+tx with no engine) and
+                     print each arm as a share of it
   --json FILE        the report with every raw sample ('-' for stdout)
   --html FILE        a self-contained HTML report with charts
   --docs FILE        rewrite this preset's generated section of a Markdown file
@@ -81,6 +84,7 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
         bursts: { type: 'string' },
         arms: { type: 'string' },
         quick: { type: 'boolean' },
+        ceiling: { type: 'boolean' },
         json: { type: 'string' },
         html: { type: 'string' },
         docs: { type: 'string' },
@@ -128,6 +132,7 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
   const config = applyOverrides(withDpdkBuilds(base, builds), v);
   const progress = (line: string) => process.stderr.write(process.stderr.isTTY ? `\r\x1b[K${line}` : `${line}\n`);
   const report = await runMatrix(config, { progress, command: `dpkit bench ${argv.join(' ')}`, ...(builds.length ? { dpdkBuilds: builds } : {}) });
+  if (v.ceiling) report.ceiling = await measureCeiling(micro, v.quick === true, progress);
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
   if (config.pairs < MIN_PAIRS) report.warnings.push(`${config.pairs} pairs per arm: a smoke check, not a result (${MIN_PAIRS} or more)`);
   writeOutputs(report, v);
@@ -135,6 +140,14 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
   const failed = report.cells.reduce((n, c) => n + c.arms.reduce((k, a) => k + (a.failures?.length ?? 0), 0), 0);
   if (failed > 0) process.stderr.write(`dpkit: bench ${config.name}: ${failed} runs failed twice and were left out (see the warnings)\n`);
   return failed > 0 ? 1 : 0;
+}
+
+/** The ceiling micro-benchmark's rows (median Mpps), run after the matrix on the same machine. */
+async function measureCeiling(micro: BenchRegistry, quick: boolean, progress: (line: string) => void): Promise<{ name: string; mpps: number }[]> {
+  const benchmark = await loadBenchmark(micro, 'ceiling');
+  const opts: BenchOptions = quick ? { reps: 3, durationMs: 200, warmupMs: 100, quick: true } : { reps: 5, durationMs: 1000, warmupMs: 300, quick: false };
+  const rows = await runBenchmark(benchmark, opts, progress);
+  return rows.map((r) => ({ name: r.name, mpps: summarize(r.samples).median }));
 }
 
 function writeOutputs(report: BenchReport, v: { json?: string; html?: string; docs?: string }): void {
