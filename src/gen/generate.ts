@@ -274,6 +274,8 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
           break;
         }
         send(k, st, d, now);
+        // Each burst's departure is its own: a sender catching up takes time too.
+        now = clock.now() - t0;
       }
     }
     if (nextDeadline === Infinity) break;
@@ -341,7 +343,7 @@ function verdict(rs: GenStreamReport[], kept: boolean, interrupted: boolean, lat
   const why = [
     bad.txDropped ? `${bad.txDropped} refused by the tx queue (ring full)` : '',
     bad.noMbuf ? `${bad.noMbuf} not made (pool empty)` : '',
-    bad.achievedPps < bad.askedPps * 0.999 || bad.sent < bad.planned ? `achieved ${fmtPps(bad.achievedPps)} of ${fmtPps(bad.askedPps)}` : '',
+    `achieved ${fmtPps(bad.achievedPps)} of ${fmtPps(bad.askedPps)}`,
   ].filter((x) => x !== '');
-  return `rate NOT kept: stream '${bad.name}': ${why.join(', ')}; ${head}`;
+  return `rate NOT kept: stream '${bad.name}': ${why.join(', ')}; in all ${sent} of ${planned} packets sent, ${late} late (max ${(maxLate / 1e3).toFixed(1)} us)`;
 }

@@ -7,13 +7,34 @@
  */
 import { ArgError } from '../errors.js';
 
+/** A constant rate: packet i at i / rate. */
+export interface ConstantPattern {
+  /** 'constant'. */
+  kind: 'constant';
+}
+
+/** On/off bursts: `on` seconds at the stream's rate, then `off` seconds silent, repeated. */
+export interface BurstPattern {
+  /** 'burst'. */
+  kind: 'burst';
+  /** Seconds sending at the stream's rate. */
+  on: number;
+  /** Seconds silent. */
+  off: number;
+}
+
+/** A ramp: from `from` to the stream's rate, linearly over `over` seconds, then the stream's rate. */
+export interface RampPattern {
+  /** 'ramp'. */
+  kind: 'ramp';
+  /** The starting rate (as the stream's rate is written). */
+  from: string | number;
+  /** Seconds the ramp lasts. */
+  over: number;
+}
+
 /** How a stream's rate varies over the run. */
-export type PatternSpec =
-  | { kind: 'constant' }
-  /** `on` seconds at the stream's rate, then `off` seconds silent, repeated. */
-  | { kind: 'burst'; on: number; off: number }
-  /** From `from` (a rate) to the stream's rate, linearly over `over` seconds, then the stream's rate. */
-  | { kind: 'ramp'; from: string | number; over: number };
+export type PatternSpec = ConstantPattern | BurstPattern | RampPattern;
 
 /** A stream's deadlines. */
 export interface Pacer {
