@@ -33,3 +33,10 @@ export { OlFlags, OlFlagsHi, PORT_INVALID, PKTMBUF_HEADROOM, MBUF_SIZE } from '.
 export { Ring, RING_F_EXACT_SZ, RING_F_SC_DEQ, RING_F_SP_ENQ } from './ring/ring.js';
 export type { RingDescriptor, RingOptions } from './ring/ring.js';
 export type { UserBurstFn, UserEngine, UserEngineContext, UserStream } from './api/user-engine.js';
+export { generate, monotonicClock } from './gen/generate.js';
+export type { GenBurstHook, GenClock, GenerateOptions, GenReport, GenStreamReport, GenStreamSpec, GenTarget, PacedOptions } from './gen/generate.js';
+export { replay } from './gen/replay.js';
+export type { ReplayOptions } from './gen/replay.js';
+export type { EthSpec, FieldVarSpec, Ipv4Spec, Ipv6Spec, RawField, SizeRange, SizeSpec, StreamSpec, TcpSpec, UdpSpec, VaryMode } from './gen/stream.js';
+export type { BurstPattern, ConstantPattern, Pacer, PatternSpec, RampPattern } from './gen/pacer.js';
+export type { PacedSource } from './gen/generate.js';

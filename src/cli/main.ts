@@ -14,6 +14,7 @@ Commands:
   testpmd [EAL opts] -- [opts]   DPDK's testpmd (dpkit testpmd --help); alone: io on two net_null ports
   bench PRESET|NAME [opts]       A/B benchmark matrices and micro-benchmarks (dpkit bench --help)
   l3fwd [EAL opts] -- [opts]     DPDK's l3fwd: IPv4 routing by LPM or exact match (dpkit l3fwd --help)
+  gen [EAL opts --] [opts]       traffic generator: paced streams, pcap replay, honest rates (dpkit gen --help)
   build-kernel IN.ts -o OUT.wasm Compile your AssemblyScript kernel against dpkit's heap (docs/api.md)
   --version, -v         print the version
   --help, -h            this text
@@ -43,6 +44,10 @@ export async function main(argv: string[]): Promise<number> {
     case 'build-kernel': {
       const { buildKernelMain } = await import('./build-kernel.js');
       return buildKernelMain(rest);
+    }
+    case 'gen': {
+      const { genMain } = await import('../apps/gen/main.js');
+      return genMain(rest);
     }
     case 'l3fwd': {
       const { l3fwdMain } = await import('../apps/l3fwd/l3fwd.js');

@@ -7,20 +7,39 @@
  */
 import { ArgError } from '../errors.js';
 
+/** A constant rate: packet i at i / rate. */
+export interface ConstantPattern {
+  /** 'constant'. */
+  kind: 'constant';
+}
+
+/** On/off bursts: `on` seconds at the stream's rate, then `off` seconds silent, repeated. */
+export interface BurstPattern {
+  /** 'burst'. */
+  kind: 'burst';
+  /** Seconds sending at the stream's rate. */
+  on: number;
+  /** Seconds silent. */
+  off: number;
+}
+
+/** A ramp: from `from` to the stream's rate, linearly over `over` seconds, then the stream's rate. */
+export interface RampPattern {
+  /** 'ramp'. */
+  kind: 'ramp';
+  /** The starting rate (as the stream's rate is written). */
+  from: string | number;
+  /** Seconds the ramp lasts. */
+  over: number;
+}
+
 /** How a stream's rate varies over the run. */
-export type PatternSpec =
-  | { kind: 'constant' }
-  /** `on` seconds at the stream's rate, then `off` seconds silent, repeated. */
-  | { kind: 'burst'; on: number; off: number }
-  /** From `from` (a rate) to the stream's rate, linearly over `over` seconds, then the stream's rate. */
-  | { kind: 'ramp'; from: string | number; over: number };
+export type PatternSpec = ConstantPattern | BurstPattern | RampPattern;
 
 /** A stream's deadlines. */
 export interface Pacer {
   /** Nanoseconds from the run's start at which packet `i` departs; non-decreasing in i. */
   deadline(i: number): number;
-  /** The share of the packets due by `tNs` that the pattern puts before `tNs`, for a run of `spanNs` (its CDF). */
-  cdf(tNs: number, spanNs: number): number;
 }
 
 /** Packets `p` would send before `tNs`: the first i with deadline(i) ≥ tNs. */
@@ -85,21 +104,14 @@ export function makePacer(pps: number, pattern: PatternSpec | undefined, meanLen
     case 'constant':
       return {
         deadline: (i) => i * gap,
-        cdf: (t, span) => Math.min(1, t / span),
       };
     case 'burst': {
       const onNs = seconds(p.on, `${what}: pattern.on`) * 1e9;
       const period = onNs + seconds(p.off, `${what}: pattern.off`) * 1e9;
       // Whole packets per on-period, so every period starts on its own deadline.
       const m = Math.max(1, Math.round(onNs / gap));
-      /** Packets due by t in a pattern of periods: m per period, at the rate while on. */
-      const n = (t: number): number => {
-        const k = Math.floor(t / period);
-        return k * m + Math.min(m, Math.max(0, t - k * period) / gap);
-      };
       return {
         deadline: (i) => Math.floor(i / m) * period + (i % m) * gap,
-        cdf: (t, span) => Math.min(1, n(Math.min(t, span)) / n(span)),
       };
     }
     case 'ramp': {
@@ -107,13 +119,11 @@ export function makePacer(pps: number, pattern: PatternSpec | undefined, meanLen
       const to = pps / 1e9;
       const over = seconds(p.over, `${what}: pattern.over`) * 1e9;
       const b = (to - from) / over;
+      // Packets due by t on the ramp: ∫ rate = from·t + b·t²/2; rampN by its end.
       const rampN = ((from + to) / 2) * over;
-      /** Packets due by t: ∫ rate = from·t + b·t²/2 on the ramp, then `to` a ns. */
-      const n = (t: number): number => (t <= over ? from * t + (b * t * t) / 2 : rampN + (t - over) * to);
       return {
         // The root of b/2·t² + from·t = i, written so b = 0 and b < 0 stay exact.
         deadline: (i) => (i === 0 ? 0 : i <= rampN ? (2 * i) / (from + Math.sqrt(from * from + 2 * b * i)) : over + (i - rampN) / to),
-        cdf: (t, span) => Math.min(1, n(Math.min(t, span)) / n(span)),
       };
     }
     default:

@@ -49,6 +49,14 @@ import {
 /** How a field variable moves from packet to packet. */
 export type VaryMode = 'inc' | 'dec' | 'random' | 'list';
 
+/** Bytes of a packet named by place: a variable over a raw template or a payload. */
+export interface RawField {
+  /** Byte offset in the packet. */
+  offset: number;
+  /** Bytes written, big-endian. */
+  width: 1 | 2 | 4;
+}
+
 /** A field variable: which bytes, and how each packet's value is chosen. */
 export interface FieldVarSpec {
   /**
@@ -56,7 +64,7 @@ export interface FieldVarSpec {
    * `ipv4.tos`, `ipv4.ttl`, `ipv6.src`, `ipv6.dst` (their low 4 bytes), `udp.src`, `udp.dst`,
    * `tcp.src`, `tcp.dst`, or `{ offset, width }` for raw bytes (width 1, 2 or 4).
    */
-  field: string | { offset: number; width: 1 | 2 | 4 };
+  field: string | RawField;
   /** `inc` (default), `dec`, `random` or `list`. */
   mode?: VaryMode;
   /** Smallest value (an address in the field's notation, or a number). Default: the template's value for inc/dec, 0 for random. */
@@ -71,23 +79,85 @@ export interface FieldVarSpec {
   values?: readonly (string | number)[];
 }
 
+/** A template's Ethernet header. */
+export interface EthSpec {
+  /** Source MAC (default: the port's). */
+  src?: string;
+  /** Destination MAC (default 02:00:00:00:00:02). */
+  dst?: string;
+  /** An 802.1Q tag with this VLAN id. */
+  vlan?: number;
+}
+
+/** A template's IPv4 header (20 bytes, no options). */
+export interface Ipv4Spec {
+  /** Source address (default 198.18.0.1). */
+  src?: string;
+  /** Destination address (default 198.18.0.2). */
+  dst?: string;
+  /** Time to live (default 64). */
+  ttl?: number;
+  /** Type of service byte (default 0). */
+  tos?: number;
+}
+
+/** A template's IPv6 header (40 bytes, no extension headers). */
+export interface Ipv6Spec {
+  /** Source address (default fd00::1). */
+  src?: string;
+  /** Destination address (default fd00::2). */
+  dst?: string;
+  /** Hop limit (default 64). */
+  hopLimit?: number;
+}
+
+/** A template's UDP header. */
+export interface UdpSpec {
+  /** Source port (default 9). */
+  src?: number;
+  /** Destination port (default 9). */
+  dst?: number;
+}
+
+/** A template's TCP header (20 bytes, no options). */
+export interface TcpSpec {
+  /** Source port (default 9). */
+  src?: number;
+  /** Destination port (default 9). */
+  dst?: number;
+  /** Flags byte (default 0x02, SYN). */
+  flags?: number;
+  /** Sequence number (default 0). */
+  seq?: number;
+}
+
+/** A size range: stepped by one from min to max (`inc`, the default) or drawn at random. */
+export interface SizeRange {
+  /** Shortest packet, bytes. */
+  min: number;
+  /** Longest packet, bytes. */
+  max: number;
+  /** 'inc' or 'random'. */
+  mode?: 'inc' | 'random';
+}
+
 /** Sizes: one, a range stepped or drawn at random, a list cycled, or the simple IMIX (7 × 64, 4 × 570, 1 × 1518). */
-export type SizeSpec = number | 'imix' | readonly number[] | { min: number; max: number; mode?: 'inc' | 'random' };
+export type SizeSpec = number | 'imix' | readonly number[] | SizeRange;
 
 /** A stream's packets: headers from their fields (or raw bytes), sizes, field variables. */
 export interface StreamSpec {
   /** The stream's name in reports. Default `stream<i>`. */
   name?: string;
   /** Ethernet addresses (default: the port's MAC → 02:00:00:00:00:02) and an optional 802.1Q tag. */
-  eth?: { src?: string; dst?: string; vlan?: number };
+  eth?: EthSpec;
   /** IPv4 header (the default: 198.18.0.1 → 198.18.0.2, TTL 64). */
-  ipv4?: { src?: string; dst?: string; ttl?: number; tos?: number };
+  ipv4?: Ipv4Spec;
   /** IPv6 header instead of IPv4. */
-  ipv6?: { src?: string; dst?: string; hopLimit?: number };
+  ipv6?: Ipv6Spec;
   /** UDP ports (the default L4: 9 → 9). */
-  udp?: { src?: number; dst?: number };
+  udp?: UdpSpec;
   /** TCP instead of UDP: ports, flags (default 0x02, SYN), sequence number. */
-  tcp?: { src?: number; dst?: number; flags?: number; seq?: number };
+  tcp?: TcpSpec;
   /** The whole packet as hex instead of the header fields: sent as is, variables by offset, no checksum fix-up. */
   raw?: string;
   /** Packet length in bytes without the FCS (as testpmd's --txpkts). Default 64. */

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { main } from '../../../src/cli/main.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'dpkit-gen-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const root = new URL('../../../', import.meta.url).pathname;
+
+/** Runs `dpkit ...args` in a child process (tsx over the sources). */
+function dpkit(args: string[]): { code: number; out: string; err: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/dpkit.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+}
+
+describe('dpkit gen', () => {
+  it('--help lists the options', async () => {
+    const r = dpkit(['gen', '--help']);
+    assert.equal(r.code, 0);
+    assert.match(r.out, /--rate R/);
+    assert.match(r.out, /--replay FILE\.pcap/);
+    assert.equal(await main(['gen', '-h']), 0);
+  });
+
+  it('a rate the port cannot keep exits 3 and says so in one line', async () => {
+    const r = dpkit(['gen', '-l', '0', '--vdev', 'net_null0', '--', '--rate', '5000Mpps', '--count', '20000', '--json']);
+    assert.equal(r.code, 3, r.err);
+    const report = JSON.parse(r.out);
+    assert.equal(report.kept, false);
+    assert.equal(report.streams[0].sent, 20000);
+    assert.equal(report.streams[0].askedPps, 5e9);
+    const lines = r.err.trim().split('\n');
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /^dpkit gen: rate NOT kept: stream 'stream0': achieved .* of 5000\.000 Mpps/);
+  });
+
+  it('streams from a JSON file, and a duration', async () => {
+    const f = join(dir, 's.json');
+    writeFileSync(f, JSON.stringify([{ name: 'a', rate: 1000, vary: [{ field: 'udp.src', mode: 'random' }] }, { name: 'b', rate: '2kpps', tcp: {}, size: 128 }]));
+    const r = dpkit(['gen', '--stream', f, '--duration', '0.05', '--json']);
+    const report = JSON.parse(r.out);
+    assert.deepEqual(report.streams.map((s: { name: string; planned: number }) => [s.name, s.planned]), [['a', 50], ['b', 100]]);
+    assert.equal(r.code, report.kept ? 0 : 3);
+  });
+
+  it('bad options get one line and exit 2', async () => {
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{"size": 1}');
+    for (const [args, re] of [
+      [['--rate', 'lots'], /^dpkit: gen: stream 'stream0': rate: 'lots' is not a rate/],
+      [['--size', '10-'], /^dpkit: gen: --size 10-: expected N, MIN-MAX or imix$/],
+      [['--bogus'], /^dpkit: gen: unknown option '--bogus'/],
+      [['--stream', join(dir, 'none.json')], /^dpkit: gen: --stream .*none\.json: cannot read: ENOENT$/],
+      [['--stream', bad, '--count', '1'], /^dpkit: stream 'stream0': size 1 is shorter than the 42-byte headers$/],
+      [['--speed', '2'], /^dpkit: gen: --speed and --loops go with --replay$/],
+      [['--count', '1.5'], /^dpkit: gen: --count 1.5: must be a positive integer$/],
+    ] as [string[], RegExp][]) {
+      await assert.rejects(main(['gen', ...args]), (e: Error) => e.name === 'ArgError' && re.test(`dpkit: ${e.message}`) && !e.message.includes('\n'), args.join(' '));
+    }
+    const r = dpkit(['gen', '--bogus']);
+    assert.equal(r.code, 2);
+    assert.equal(r.err, "dpkit: gen: unknown option '--bogus' (dpkit gen --help lists the options)\n");
+  });
+});
