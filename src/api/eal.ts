@@ -135,6 +135,8 @@ export class Eal {
   private readonly placement: Placement;
   private readonly rings: Ring[] = [];
   private running: Launch | undefined;
+  /** Lcores whose worker died in a launch (threw, exited, was killed): close() reclaims what they held. */
+  private readonly dead = new Set<number>();
   private closed = false;
   private telemetryServer: TelemetryServer | undefined;
   private metricsServers: MetricsServer[] = [];
@@ -318,6 +320,7 @@ export class Eal {
     const launches = ids.map((lcoreId) => ({ lcoreId, job, cpus: this.placement.cpus.get(lcoreId) }));
     const lc = new Lcores('lcore-worker', import.meta.url, launches, import.meta.url.endsWith('.ts') || url.href.endsWith('.ts'));
     const run = new Launch<R>(lc, ids, () => {
+      for (const id of lc.dead) this.dead.add(id);
       if (this.running === run) this.running = undefined;
     });
     this.running = run;
@@ -350,6 +353,8 @@ export class Eal {
     for (let id = 0; id < this.heap.nbPools; id++) {
       const mp = Mempool.byId(this.heap, id)!;
       mp.flushCache();
+      // Ports closed and lcores stopped: what a dead lcore held is nobody's now.
+      if (this.dead.size > 0) mp.reclaim([...this.dead]);
       if (!mp.full()) {
         leaks.push(`${mp.name}: ${mp.inUse()} of ${mp.size} mbufs not returned`);
         missing += mp.inUse();

@@ -123,6 +123,8 @@ export class Testpmd {
   /** Stream counters at the last `clear fwd stats all`, by first slot. */
   private slotBase = new Map<number, Float64Array>();
   private closed = false;
+  /** Lcores whose worker died (threw, exited, was killed) in any start: close() reclaims what they held. */
+  private readonly deadLcores = new Set<number>();
   /** Fwd lcore -> its lcoreCycles block (first Float64 slot), when cycles are recorded. */
   private cycleSlots = new Map<number, number>();
   /** Stream stats slot -> its rx and tx burstSpread blocks, with --record-burst-stats. */
@@ -346,8 +348,7 @@ export class Testpmd {
       await Promise.race([allPolled(polled, launches.length), lc.failed()]);
     } catch (e) {
       await lc.wait().catch(() => {});
-      this.cpuOfLcore = new Map(lc.cpuOf);
-      this.lcores = undefined;
+      this.ended(lc);
       throw e;
     }
     lc.failed().catch((e: Error) => this.reap(lc, e));
@@ -357,9 +358,28 @@ export class Testpmd {
   private async reap(lc: Lcores, e: Error): Promise<void> {
     await lc.wait().catch(() => {});
     if (this.lcores !== lc) return;
-    this.cpuOfLcore = new Map(lc.cpuOf);
-    this.lcores = undefined;
+    this.ended(lc);
     this.onLcoreFailure?.(e);
+  }
+
+  /** Every lcore of `lc` has exited: forwarding is off, and the dead ones are remembered for close(). */
+  private ended(lc: Lcores): void {
+    this.cpuOfLcore = new Map(lc.cpuOf);
+    for (const id of lc.dead) this.deadLcores.add(id);
+    this.lcores = undefined;
+  }
+
+  /**
+   * Kills forwarding lcore `lcore`'s worker where it stands (worker.terminate()),
+   * as a crash would: forwarding stops as for any failed lcore (the others
+   * leave their loops, the failure names the lcore), and what the dead worker
+   * held (its cache, the burst in its hands) returns to the pool at close().
+   * @throws ArgError when forwarding is not running or `lcore` does not forward.
+   */
+  async killLcore(lcore: number): Promise<void> {
+    const lc = this.lcores;
+    if (!lc) throw new ArgError('Packet forwarding not started');
+    await lc.kill(lcore);
   }
 
   /** Whether the last start's lcores time their polls: record-core-cycles, or a metrics page or dashboard that shows busy time. */
@@ -439,8 +459,7 @@ export class Testpmd {
       const done = (await lc.wait()) as LcoreDone[];
       this.gcOfLcore = new Map(done.map((d) => [d.lcoreId, d.gc]));
     } finally {
-      this.cpuOfLcore = new Map(lc.cpuOf);
-      this.lcores = undefined;
+      this.ended(lc);
     }
     return this.fwdStatsText() + '\nDone.';
   }
@@ -752,6 +771,12 @@ export class Testpmd {
       this.log('Done');
     }
     this.pool.flushCache();
+    if (this.deadLcores.size > 0) {
+      // Ports closed, lcores gone: every mbuf not in the pool is one a dead lcore held.
+      const dead = [...this.deadLcores];
+      const n = this.pool.reclaim(dead);
+      this.log(`testpmd: ${n} mbufs held by failed lcore${dead.length > 1 ? 's' : ''} ${dead.join(',')} returned to ${this.pool.name}`);
+    }
     this.pool.checkLeaks();
   }
 
