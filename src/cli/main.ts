@@ -15,6 +15,7 @@ Commands:
   bench PRESET|NAME [opts]       A/B benchmark matrices and micro-benchmarks (dpkit bench --help)
   l3fwd [EAL opts] -- [opts]     DPDK's l3fwd: IPv4 routing by LPM or exact match (dpkit l3fwd --help)
   gen [EAL opts --] [opts]       traffic generator: paced streams, pcap replay, honest rates (dpkit gen --help)
+  soak --minutes N [--out DIR]   Forward for N minutes on every in-process driver; fail if memory, fds or pools drift
   build-kernel IN.ts -o OUT.wasm Compile your AssemblyScript kernel against dpkit's heap (docs/api.md)
   --version, -v         print the version
   --help, -h            this text
@@ -52,6 +53,10 @@ export async function main(argv: string[]): Promise<number> {
     case 'l3fwd': {
       const { l3fwdMain } = await import('../apps/l3fwd/l3fwd.js');
       return l3fwdMain(rest);
+    }
+    case 'soak': {
+      const { soakMain } = await import('../apps/soak/main.js');
+      return soakMain(rest);
     }
     default:
       throw new ArgError(`unknown command '${cmd}' (try dpkit --help)`);
