@@ -649,6 +649,7 @@ export class VhostQueue {
     this.wu = this.wa;
     for (let t = got; t < count; t++) {
       if (!descIsAvail(ring.flagsAt(this.lastAvail), this.wa)) break;
+      if (this.nPend === this.pendPos.length) this.publishPacked(ring); // a burst longer than the pending list
       const nb = ring.walk(this.lastAvail, this.wa, chain);
       const descs = ring.descs;
       const id = ring.id;
