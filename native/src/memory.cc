@@ -47,6 +47,7 @@ struct Memory {
   int backingFd = -1;                       // the shim's own dup of the backing memfd
   uint64_t backedLength = 0;
   std::map<uint64_t, uint64_t> windows;  // offset -> length
+  std::map<uint64_t, uint64_t> guards;   // offset -> PROT_NONE bytes on each side of that window
 };
 
 std::mutex mu;
@@ -204,14 +205,17 @@ Napi::Value BackMemory(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// mapWindow(buffer: SharedArrayBuffer, offset, length, fd, fdOffset)
+// mapWindow(buffer: SharedArrayBuffer, offset, length, fd, fdOffset[, guard])
+// guard: bytes (whole pages) on each side of the window made PROT_NONE, so a
+// wasm kernel that strays past the window traps instead of reaching the heap.
 Napi::Value MapWindow(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::shared_ptr<v8::BackingStore> store = ArgStore(info, 0);
-  uint64_t off, len, fdOff;
+  uint64_t off, len, fdOff, guard = 0;
   int fd;
-  if (info.Length() != 5 || !store || !ArgSize(info, 1, &off) || !ArgSize(info, 2, &len) || !ArgFd(info, 3, &fd) || !ArgSize(info, 4, &fdOff))
-    return ThrowUsage(env, "mapWindow(buffer: SharedArrayBuffer, offset: number, length: number, fd: number, fdOffset: number)");
+  if ((info.Length() != 5 && info.Length() != 6) || !store || !ArgSize(info, 1, &off) || !ArgSize(info, 2, &len) || !ArgFd(info, 3, &fd) || !ArgSize(info, 4, &fdOff) ||
+      (info.Length() == 6 && !ArgSize(info, 5, &guard)))
+    return ThrowUsage(env, "mapWindow(buffer: SharedArrayBuffer, offset: number, length: number, fd: number, fdOffset: number, guard?: number)");
   auto base = reinterpret_cast<uintptr_t>(store->Data());
   struct stat st;
   if (fstat(fd, &st) != 0) return ThrowSys(env, "fstat", errno, FdName(fd));
@@ -230,10 +234,17 @@ Napi::Value MapWindow(const Napi::CallbackInfo& info) {
     why = "window " + Range(off, len) + ": " + FdName(fd) + " is " + std::to_string(st.st_size) + " bytes, the window needs " + std::to_string(fdOff + len);
   Memory& m = memories[base];
   if (!m.store) m.store = store;
+  if (why.empty() && guard != 0 && (guard % PageSize() != 0 || guard > off || off + len + guard > store->ByteLength()))
+    why = "window " + Range(off, len) + ": guard " + Hex(guard) + " must be whole pages with room on both sides inside the memory";
   if (why.empty()) {
-    auto next = m.windows.lower_bound(off + len);
-    if (next != m.windows.begin() && (--next)->first + next->second > off)
-      why = "window " + Range(off, len) + ": overlaps the mapped window " + Range(next->first, next->second);
+    // Windows and their guard pages may not overlap one another.
+    for (auto& [o, l] : m.windows) {
+      uint64_t g = m.guards.count(o) ? m.guards[o] : 0;
+      if (o - g < off + len + guard && off - guard < o + l + g) {
+        why = "window " + Range(off, len) + ": overlaps the mapped window " + Range(o, l) + " or its guard pages";
+        break;
+      }
+    }
   }
   if (!why.empty()) {
     if (m.windows.empty() && m.backingFd < 0) memories.erase(base);
@@ -249,7 +260,16 @@ Napi::Value MapWindow(const Napi::CallbackInfo& info) {
     if (m.windows.empty() && m.backingFd < 0) memories.erase(base);
     return ThrowSys(env, "mmap", err, FdName(fd) + " into window " + Range(off, len));
   }
+  if (guard != 0 && (mprotect(reinterpret_cast<void*>(base + off - guard), guard, PROT_NONE) != 0 ||
+                     mprotect(reinterpret_cast<void*>(base + off + len), guard, PROT_NONE) != 0)) {
+    int err = errno;
+    mprotect(reinterpret_cast<void*>(base + off - guard), guard, PROT_READ | PROT_WRITE);
+    Restore(base, m, off, len);
+    if (m.windows.empty() && m.backingFd < 0) memories.erase(base);
+    return ThrowSys(env, "mprotect", err, "guard pages around window " + Range(off, len));
+  }
   m.windows[off] = len;
+  if (guard != 0) m.guards[off] = guard;
   return env.Undefined();
 }
 
@@ -266,6 +286,12 @@ Napi::Value UnmapWindow(const Napi::CallbackInfo& info) {
   if (it == memories.end() || it->second.windows.count(off) == 0 || it->second.windows[off] != len)
     return ThrowRefused(env, "EINVAL", "unmapWindow: no window " + Range(off, len) + " is mapped in this memory");
   Memory& m = it->second;
+  if (m.guards.count(off)) {
+    uint64_t g = m.guards[off];
+    if (mprotect(reinterpret_cast<void*>(base + off - g), g, PROT_READ | PROT_WRITE) != 0 || mprotect(reinterpret_cast<void*>(base + off + len), g, PROT_READ | PROT_WRITE) != 0)
+      return ThrowSys(env, "mprotect", errno, "guard pages around window " + Range(off, len));
+    m.guards.erase(off);
+  }
   int err = Restore(base, m, off, len);
   if (err) return ThrowSys(env, "mmap", err, "heap pages over window " + Range(off, len));
   m.windows.erase(off);

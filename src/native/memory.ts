@@ -31,6 +31,8 @@ export interface Window {
   readonly fd: number;
   /** Offset in the fd; a multiple of the page size. Default 0. */
   readonly fdOffset?: number;
+  /** Bytes of PROT_NONE guard pages on each side (whole pages, inside the memory, outside every other window). Default 0. */
+  readonly guard?: number;
 }
 
 /** The granularity of mappings: the system page size (4096 on x86-64). */
@@ -102,6 +104,12 @@ export function backingFd(memory: WebAssembly.Memory): number | undefined {
  * is mapped the shim holds the memory's backing store, so its addresses are
  * never freed and reused under the mapping: unmap windows at teardown.
  *
+ * `guard` (bytes, whole pages) makes that much of the heap on each side of
+ * the window PROT_NONE until unmapWindow: a wasm kernel that strays past the
+ * window traps (a RuntimeError) instead of reading or writing the heap. Only
+ * wasm traps there; TypeScript touching a guard page crashes the process, so
+ * TypeScript paths keep their bounds checks.
+ *
  * A peer that can shrink the file under the mapping makes the next access
  * fault (SIGBUS): map only sealed fds (memfdCreate's sealSize) or peers you trust.
  *
@@ -111,7 +119,9 @@ export function backingFd(memory: WebAssembly.Memory): number | undefined {
  * NativeError when fstat or mmap fails (EBADF, EACCES for a read-only fd...).
  */
 export function mapWindow(memory: WebAssembly.Memory, w: Window): void {
-  requireNative('mmap window').mapWindow(sharedBuffer(memory, 'mapWindow'), w.offset, w.length, w.fd, w.fdOffset ?? 0);
+  const native = requireNative('mmap window');
+  if (w.guard) native.mapWindow(sharedBuffer(memory, 'mapWindow'), w.offset, w.length, w.fd, w.fdOffset ?? 0, w.guard);
+  else native.mapWindow(sharedBuffer(memory, 'mapWindow'), w.offset, w.length, w.fd, w.fdOffset ?? 0);
 }
 
 /**

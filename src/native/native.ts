@@ -34,7 +34,7 @@ export interface NativeShim {
   readonly pageSize: number;
   memfdCreate(name: string, size: number, seal: boolean): number;
   backMemory(buffer: SharedArrayBuffer, fd: number): void;
-  mapWindow(buffer: SharedArrayBuffer, offset: number, length: number, fd: number, fdOffset: number): void;
+  mapWindow(buffer: SharedArrayBuffer, offset: number, length: number, fd: number, fdOffset: number, guard?: number): void;
   unmapWindow(buffer: SharedArrayBuffer, offset: number, length: number): void;
   fdSeals(fd: number): number;
 

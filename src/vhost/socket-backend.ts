@@ -76,8 +76,11 @@ class GuestWindows {
       const length = Math.ceil((r.mmapOffset - fdOffset + r.size) / page) * page;
       return { r, fdOffset, length, delta: r.mmapOffset - fdOffset };
     });
+    // Each window has a guard page on each side (mapWindow's guard): a kernel that strays past a region traps.
+    const guard = page;
     let need = 0;
-    for (const p of plan) need = align(need, WINDOW_ALIGN) + p.length;
+    for (const p of plan) need = align(need + 2 * guard, WINDOW_ALIGN) + p.length;
+    need += guard;
     // The new table goes beside the old one, which stays mapped until the device has let go of it.
     const areaEnd = this.area.offset + this.area.length;
     let used = this.area.offset;
@@ -91,10 +94,10 @@ class GuestWindows {
     const out: MemRegion[] = [];
     try {
       plan.forEach((p, i) => {
-        at = align(at, WINDOW_ALIGN);
+        at = align(at + 2 * guard, WINDOW_ALIGN);
         const w = { offset: at, length: p.length };
         try {
-          mapWindow(this.heap.memory!, { offset: w.offset, length: w.length, fd: fds[i]!, fdOffset: p.fdOffset });
+          mapWindow(this.heap.memory!, { offset: w.offset, length: w.length, fd: fds[i]!, fdOffset: p.fdOffset, guard });
         } catch (e) {
           throw new VhostError(this.name, `SET_MEM_TABLE: region ${i} (gpa 0x${p.r.gpa.toString(16)}, ${p.r.size} bytes at fd offset ${p.r.mmapOffset}) cannot be mapped: ${(e as Error).message}`);
         }

@@ -36,6 +36,7 @@ import { Chain, Vring } from '../virtio/vring.js';
 import { PackedRing, RING_EVENT_FLAGS_DISABLE, descIsAvail, encodeBase, usedFlags, PACKED_EVENT_FLAGS } from '../virtio/packed.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_AVAIL_F_NO_INTERRUPT, needEvent } from '../virtio/virtio-net.js';
 import { CopyList } from './copy-list.js';
+import { vhostLog } from './log.js';
 import { VQ_W_WRAP, VQ_F_AVAIL_PER_PACKET, VQ_W_ADDRS, VQ_W_AVAIL, VQ_W_AVAIL_RING, VQ_W_DESC, VQ_W_FLAGS, VQ_W_LAST_AVAIL, VQ_W_MASK, VQ_W_NUM, VQ_W_PORT, VQ_W_SEG_ROOM, VQ_W_TABLE, VQ_W_USED, VQ_W_USED_IDX } from './vhost-queue-layout.js';
 import { vhostOps, type VhostOps } from './vhost-queue.twin.js';
 import * as S from './vring-state.js';
@@ -46,6 +47,8 @@ export const BUF_VECTOR_MAX = 256;
 export const MAX_PKT_LEN = 65535;
 
 const ADDRS_KEY = 'vhost packet addresses';
+/** WebAssembly.RuntimeError, what a trapping kernel throws (Node's types leave it out). */
+const WasmTrap = (WebAssembly as unknown as { RuntimeError: ErrorConstructor }).RuntimeError;
 
 /** What a lcore needs to open a vring's data path. */
 export interface VhostQueueDesc {
@@ -241,7 +244,13 @@ export class VhostQueue {
       u32[qw + VQ_W_USED_IDX] = usedIdx;
       u32[qw + VQ_W_AVAIL] = avail - spent;
       u32[qw + VQ_W_ADDRS] = this.addrs.byteOffset;
-      const done = this.ops.enqueue(this.q, this.lc, mbufs.byteOffset + sent * 4, n - sent);
+      let done: number;
+      try {
+        done = this.ops.enqueue(this.q, this.lc, mbufs.byteOffset + sent * 4, n - sent);
+      } catch (e) {
+        this.trapped(e);
+        return 0;
+      }
       if (done > 0) {
         if (perPacket) f[this.st + S.S_AVAIL_READS] += done;
         sent += done;
@@ -382,7 +391,13 @@ export class VhostQueue {
     u32[qw + VQ_W_USED_IDX] = usedIdx;
     u32[qw + VQ_W_SEG_ROOM] = segRoom;
     u32[qw + VQ_W_ADDRS] = this.addrs.byteOffset;
-    got = this.ops.dequeue(this.q, this.lc, mbufs.byteOffset, count);
+    try {
+      got = this.ops.dequeue(this.q, this.lc, mbufs.byteOffset, count);
+    } catch (e) {
+      this.trapped(e);
+      mb.freeBulk(mbufs, count);
+      return 0;
+    }
     lastAvail = (lastAvail + got) & 0xffff;
     usedIdx = (usedIdx + got) & 0xffff;
     for (let t = got; t < count; t++) {
@@ -471,6 +486,22 @@ export class VhostQueue {
     this.u32[e + 1] = 0;
   }
 
+  /**
+   * A kernel trapped: it reached past guest memory into the guard pages
+   * around a mapped window (a bug in a check, never a guest's doing). One
+   * line, the ring stops and the link goes down; the process and every other
+   * port go on, and a new connection (a new generation) reopens the ring.
+   * Anything but a wasm trap is rethrown.
+   */
+  private trapped(e: unknown): void {
+    if (!(e instanceof WasmTrap)) throw e;
+    vhostLog(`port ${this.port}: vhost vring data path trapped (${e.message}); ring stopped, link down`);
+    this.ring = null;
+    this.packed = null;
+    this.nPend = 0;
+    this.f64[this.st + S.S_READY] = 0;
+  }
+
   /** The packed kernels' call part: positions and wrap counters, and the scratch for their first pass. */
   private packedCall(want: number): void {
     if (this.addrs.length < want) this.addrs = this.heap.scratch(ADDRS_KEY, want);
@@ -513,7 +544,13 @@ export class VhostQueue {
     let moved = false;
     for (; sent < n; sent++) {
       this.packedCall(n - sent);
-      const done = this.ops.enqueuePacked(this.q, this.lc, mbufs.byteOffset + sent * 4, n - sent);
+      let done: number;
+      try {
+        done = this.ops.enqueuePacked(this.q, this.lc, mbufs.byteOffset + sent * 4, n - sent);
+      } catch (e) {
+        this.trapped(e);
+        return 0;
+      }
       if (done > 0) {
         moved = true;
         sent += done;
@@ -598,13 +635,21 @@ export class VhostQueue {
     const segRoom = mb.tailroom(mbufs[0]!);
     this.packedCall(count);
     this.u32[this.qw + VQ_W_SEG_ROOM] = segRoom;
-    let got = this.ops.dequeuePacked(this.q, this.lc, mbufs.byteOffset, count);
+    let got: number;
+    try {
+      got = this.ops.dequeuePacked(this.q, this.lc, mbufs.byteOffset, count);
+    } catch (e) {
+      this.trapped(e);
+      mb.freeBulk(mbufs, count);
+      return 0;
+    }
     let moved = got > 0;
     this.advanceAvail(got);
     this.lastUsed = this.lastAvail;
     this.wu = this.wa;
     for (let t = got; t < count; t++) {
       if (!descIsAvail(ring.flagsAt(this.lastAvail), this.wa)) break;
+      if (this.nPend === this.pendPos.length) this.publishPacked(ring); // a burst longer than the pending list
       const nb = ring.walk(this.lastAvail, this.wa, chain);
       const descs = ring.descs;
       const id = ring.id;

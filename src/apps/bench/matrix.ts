@@ -35,6 +35,8 @@ export interface Variant {
    * the host's (net_vhost). Default: the same as the host.
    */
   guest?: System;
+  /** vhost-user ports only: devargs added to the guest's virtio_user whatever its system, e.g. 'packed_vq=1' (the packed-ring arms). */
+  guestDevargs?: string;
   /** memif ports only: the system of the client process (txonly) sending to the measured server (`system`). */
   peer?: System;
   /** ports 'kernel' only: the kernel-port driver the arm runs (bench/kernel-ports.ts, e.g. 'af_packet'). */
@@ -175,6 +177,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
   if (config.ports !== undefined && config.ports !== 'null' && config.ports !== 'pcap-replay' && config.ports !== 'nicsim' && config.ports !== 'vhost-user' && config.ports !== 'memif' && config.ports !== 'kernel') fail('ports: expected null, pcap-replay, nicsim, vhost-user, memif or kernel');
   for (const v of config.variants) {
     if (v.guest !== undefined && (config.ports !== 'vhost-user' || (v.guest !== 'dpkit' && v.guest !== 'dpdk'))) fail(`variants.${v.name}.guest: expected dpkit or dpdk, with ports vhost-user`);
+    if (v.guestDevargs !== undefined && (config.ports !== 'vhost-user' || typeof v.guestDevargs !== 'string')) fail(`variants.${v.name}.guestDevargs: expected a string, with ports vhost-user`);
   }
   if (config.ports === 'vhost-user') {
     config.matrix.forEach((b, i) => {
@@ -257,7 +260,7 @@ export function vhostUserArgs(cell: Cell, variant: Variant, sock: string, cpus =
     host: { system: hostSystem, eal: ['--lcores', '0@0,1@0', '--vdev', `net_vhost0,iface=${sock},queues=1${extra(hostSystem)}`], app: [...app(other), ...(variant.args ?? [])], measured: other === 'rxonly' },
     guest: {
       system: guestSystem,
-      eal: ['--lcores', `0@${guestCpu},1@${guestCpu}`, '--vdev', `virtio_user0,path=${sock},queues=1${extra(guestSystem)}`],
+      eal: ['--lcores', `0@${guestCpu},1@${guestCpu}`, '--vdev', `virtio_user0,path=${sock},queues=1${extra(guestSystem)}${variant.guestDevargs ? `,${variant.guestDevargs}` : ''}`],
       app: [...app(cell.engine), ...(variant.args ?? [])],
       measured: cell.engine === 'rxonly',
     },

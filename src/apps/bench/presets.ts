@@ -116,6 +116,16 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
         { name: 'dpkit/dpdk', system: 'dpkit', guest: 'dpdk' },
         { name: 'dpdk/dpkit', system: 'dpdk', guest: 'dpkit' },
         { name: 'dpkit/dpkit', system: 'dpkit', guest: 'dpkit' },
+        // Packed virtqueues (the guest's packed_vq=1): dpkit's host against DPDK's, both with DPDK's guest (dpkit's virtio_user runs split rings only).
+        { name: 'dpdk/dpdk-packed', system: 'dpdk', guest: 'dpdk', guestDevargs: 'packed_vq=1' },
+        { name: 'dpkit/dpdk-packed', system: 'dpkit', guest: 'dpdk', guestDevargs: 'packed_vq=1' },
+      ],
+      compare: [
+        ['dpdk/dpdk', 'dpkit/dpdk'],
+        ['dpdk/dpdk', 'dpdk/dpkit'],
+        ['dpdk/dpdk', 'dpkit/dpkit'],
+        ['dpdk/dpdk-packed', 'dpkit/dpdk-packed'],
+        ['dpkit/dpdk', 'dpkit/dpdk-packed'],
       ],
       pairs: 5,
       seconds: 3,

@@ -100,9 +100,13 @@ describe('bench matrix', () => {
     assert.deepEqual(applyOverrides(withPairs, { arms: 'dpkit,ts' }).compare, [['dpkit', 'ts']], 'comparisons with a dropped arm go');
     assert.equal(applyOverrides(withPairs, { arms: 'dpdk,ts' }).compare, undefined, 'none left: every arm against the first');
   });
-  it('vhost-user: four host/guest arms; the host on CPU 0, the guest on CPU 1, the receiver measured', () => {
+  it('vhost-user: four host/guest arms and two packed ones; the host on CPU 0, the guest on CPU 1, the receiver measured', () => {
     const p = validateConfig(presets.get('vhost-user')!, 'preset');
-    assert.deepEqual(p.variants.map((v) => `${v.system}/${v.guest}`), ['dpdk/dpdk', 'dpkit/dpdk', 'dpdk/dpkit', 'dpkit/dpkit']);
+    assert.deepEqual(p.variants.map((v) => v.name), ['dpdk/dpdk', 'dpkit/dpdk', 'dpdk/dpkit', 'dpkit/dpkit', 'dpdk/dpdk-packed', 'dpkit/dpdk-packed']);
+    const packed = vhostUserArgs(expandCells(p)[0]!, p.variants[5]!, '/tmp/vh.sock', 2);
+    assert.deepEqual([packed.host.system, packed.host.eal[3]], ['dpkit', 'net_vhost0,iface=/tmp/vh.sock,queues=1'], 'the host is as in the split arms');
+    assert.deepEqual([packed.guest.system, packed.guest.eal[3]], ['dpdk', 'virtio_user0,path=/tmp/vh.sock,queues=1,packed_vq=1'], "the guest asks for packed rings");
+    assert.deepEqual(comparisons(p, p.variants.map((v) => v.name)).at(-2), ['dpdk/dpdk-packed', 'dpkit/dpdk-packed']);
     const cells = expandCells(p);
     assert.deepEqual(cells.map((c) => c.id), ['rxonly 64 B 1c burst 32', 'rxonly 1518 B 1c burst 32', 'txonly 64 B 1c burst 32', 'txonly 1518 B 1c burst 32']);
     const seed003 = vhostUserArgs(cells[0]!, p.variants[1]!, '/tmp/vh.sock', 2);
@@ -122,9 +126,10 @@ describe('bench matrix', () => {
     assert.equal(reverse.host.system, 'dpdk');
     assert.deepEqual([reverse.host.app[0], reverse.host.measured], ['--forward-mode=rxonly', true]);
     assert.deepEqual([reverse.guest.system, reverse.guest.app[0], reverse.guest.measured], ['dpkit', '--forward-mode=txonly', false]);
-    const vh = { ...p, variants: [{ name: 'a' }] };
+    const vh = { ...p, variants: [{ name: 'a' }], compare: undefined };
     assert.throws(() => validateConfig({ ...vh, matrix: [{ engines: ['io'] }] }, 'cfg'), /matrix\[0\].engines: vhost-user cells are the guest's rxonly or txonly/);
     assert.throws(() => validateConfig({ ...vh, matrix: [{ lcores: [2] }] }, 'cfg'), /vhost-user runs one forwarding lcore per side/);
     assert.throws(() => validateConfig({ ...base(), variants: [{ name: 'a', guest: 'dpdk' }] }, 'cfg'), /variants.a.guest: expected dpkit or dpdk, with ports vhost-user/);
+    assert.throws(() => validateConfig({ ...base(), variants: [{ name: 'a', guestDevargs: 'packed_vq=1' }] }, 'cfg'), /variants.a.guestDevargs: expected a string, with ports vhost-user/);
   });
 });
