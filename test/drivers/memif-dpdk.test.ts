@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -112,6 +112,14 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
     await exchange(`net_memif0,role=server,socket=${sock('b')},id=3,secret=xyz`, `net_memif0,role=client,socket=${sock('b')},id=3,secret=xyz`, 200);
   });
 
+  it('dpkit zero-copy client, DPDK server: packets of 60..9000 B both ways in dpkit\'s own mbufs, counts and bytes equal on both sides', async () => {
+    await exchange(`net_memif0,role=server,socket=${sock('z')}`, `net_memif0,role=client,socket=${sock('z')},zero-copy=yes`, 200);
+  });
+
+  it('dpkit zero-copy client, DPDK server forwarding on two lcores: two queue pairs, each its own packets, both ways, bytes intact', async () => {
+    await exchange(`net_memif0,role=server,socket=${sock('zq2')}`, `net_memif0,role=client,socket=${sock('zq2')},zero-copy=yes`, 96, 2);
+  });
+
   it('two queue pairs (DPDK forwarding on two lcores): every queue carries its own packets, both ways, bytes intact', async () => {
     await exchange(`net_memif0,role=client,socket=${sock('q2')}`, `net_memif0,role=server,socket=${sock('q2')}`, 96, 2);
   });
@@ -145,9 +153,10 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
     ethdev.close(p);
     mp.checkLeaks();
   });
-  it('a DPDK server killed mid-traffic: one line, link down, pools full, no fd left; the client reconnects when it returns', async () => {
+  for (const zc of [false, true]) {
+  it(`a DPDK server killed mid-traffic${zc ? ' (dpkit client zero-copy)' : ''}: one line, link down, pools full, no fd left; the client reconnects when it returns`, async () => {
     const { ethdev, mp, mb, burst } = world();
-    const path = sock('d');
+    const path = sock(zc ? 'dz' : 'd');
     const vdevs = [`net_memif0,role=server,socket=${path}`];
     const fds = readdirSync('/proc/self/fd').length;
     let p = -1;
@@ -158,7 +167,7 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
         dpdk.send('start');
         await dpdk.waitFor(/rxonly packet forwarding/, 'forwarding to start');
         // Round 0 starts the client; in round 1 it is the same port, reconnecting by itself.
-        if (p < 0) p = portUp(ethdev, mp, ethdev.create(`net_memif0,role=client,socket=${path}`));
+        if (p < 0) p = portUp(ethdev, mp, ethdev.create(`net_memif0,role=client,socket=${path}${zc ? ',zero-copy=yes' : ''}`));
         await until(() => ethdev.linkUp(p), `link up (round ${round})`);
         const before = ethdev.stats(p).opackets;
         const send = () => {
@@ -183,9 +192,19 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
     }
     assert.equal(ethdev.xstats(p)['connects'], 2, 'the client reconnected to the restarted server');
     ethdev.close(p);
-    assert.equal(readdirSync('/proc/self/fd').length, fds, 'no fd left');
+    // A zero-copy client backed its heap with a memfd (the shim keeps a dup): those live as long as the heap.
+    const heapFds = readdirSync('/proc/self/fd').filter((f) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${f}`).startsWith('/memfd:dpkit-heap');
+      } catch {
+        return false;
+      }
+    }).length;
+    assert.equal(heapFds, zc ? 2 : 0, "the heap's memfd and the shim's dup of it, and no other");
+    assert.equal(readdirSync('/proc/self/fd').length - heapFds, fds, 'no fd left');
     mp.checkLeaks();
   });
+  }
   it("dpkit's testpmd on two forwarding lcores, two queue pairs into DPDK: both queues carry traffic, every frame intact", async () => {
     const path = sock('lc2');
     const empty = [0, 1].map((q) => join(dir, `lc2-empty${q}.pcap`));

@@ -16,11 +16,11 @@ import { runTestpmd, type System } from './testpmd-run.js';
 const CLIENT_LEAD = 8;
 let pairs = 0;
 
-/** EAL and app arguments of one side of the pair: `role` on `socket` (an abstract name), the cell's queues on `cpu`. */
-export function memifSideArgs(cell: Cell, role: 'server' | 'client', socket: string, cpu: number): { eal: string[]; app: string[] } {
+/** EAL and app arguments of one side of the pair: `role` on `socket` (an abstract name), the cell's queues on `cpu`, `extra` devargs on its port. */
+export function memifSideArgs(cell: Cell, role: 'server' | 'client', socket: string, cpu: number, extra?: string): { eal: string[]; app: string[] } {
   const placement = Array.from({ length: cell.lcores + 1 }, (_, i) => `${i}@${cpu}`);
   return {
-    eal: ['--lcores', placement.join(','), '--vdev', `net_memif0,role=${role},socket=${socket}`],
+    eal: ['--lcores', placement.join(','), '--vdev', `net_memif0,role=${role},socket=${socket}${extra ? `,${extra}` : ''}`],
     app: [
       `--forward-mode=${role === 'server' ? cell.engine : 'txonly'}`,
       `--burst=${cell.burst}`,
@@ -41,7 +41,7 @@ export async function measureMemifPair(cell: Cell, variant: Variant, config: Mat
   const socket = `/tmp/dpkit-bench-memif-${process.pid}-${pairs++}.sock`;
   const two = availableParallelism() > 1;
   const serverSide = memifSideArgs(cell, 'server', socket, two ? 1 : 0);
-  const clientSide = memifSideArgs(cell, 'client', socket, 0);
+  const clientSide = memifSideArgs(cell, 'client', socket, 0, variant.peerDevargs);
   const peer: System = variant.peer ?? 'dpkit';
   let startClient: () => void = () => {};
   const serverUp = new Promise<void>((resolve) => (startClient = resolve));

@@ -137,7 +137,7 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
     {
       name: 'memif',
       title:
-        'memif pair: a client process txonly into a server process running rxonly (or io, sending every packet back), one net_memif port each (copy mode, abstract socket), Mpps the server receives; arms are client-server systems, each process on its own CPU',
+        'memif pair: a client process txonly into a server process running rxonly (or io, sending every packet back), one net_memif port each (copy mode, or a zero-copy dpkit client in the .zc arms; abstract socket), Mpps the server receives; arms are client-server systems, each process on its own CPU',
       ports: 'memif',
       matrix: [{ engines: ['rxonly', 'io'], sizes: [64, 1518], lcores: [1, 2] }],
       variants: [
@@ -145,6 +145,9 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
         { name: 'dpkit-dpdk', system: 'dpdk', peer: 'dpkit' },
         { name: 'dpdk-dpkit', system: 'dpkit', peer: 'dpdk' },
         { name: 'dpkit-dpkit', system: 'dpkit', peer: 'dpkit' },
+        // dpkit's client with zero-copy=yes: the server reads and fills the client's mbufs in place.
+        { name: 'dpkit.zc-dpdk', system: 'dpdk', peer: 'dpkit', peerDevargs: 'zero-copy=yes' },
+        { name: 'dpkit.zc-dpkit', system: 'dpkit', peer: 'dpkit', peerDevargs: 'zero-copy=yes' },
       ],
       pairs: 5,
       seconds: 3,

@@ -1,6 +1,8 @@
 /**
  * net_memif: a shared-memory port to another process (DPDK's net_memif, VPP,
- * libmemif users), memif 2.0 in copy mode, in both roles.
+ * libmemif users), memif 2.0 in copy mode, in both roles, and zero-copy on a
+ * client (zero-copy=yes: region 0 is the heap's memfd prefix, the rings hold
+ * the queues' own mbufs; helloZc, the *Zc kernels, returnMbufs).
  *
  * The client makes one memfd region holding every ring and its buffers,
  * announces it and the rings over the control socket (channel.ts, messages in
@@ -15,7 +17,8 @@
  * Devargs (DPDK's): role=server|client (default client), id=N, secret=S,
  * socket=PATH (default /run/memif.sock), socket-abstract=yes|no (default yes,
  * as DPDK 22.11: PATH is an abstract name), rsize=log2 ring size (default
- * 10), bsize=buffer bytes (default 2048), mac=xx:..., zero-copy=no.
+ * 10), bsize=buffer bytes (default 2048), mac=xx:..., zero-copy=yes|no
+ * (default no; yes on a client only, as DPDK).
  */
 import { ArgError } from '../../errors.js';
 import { intArg } from '../../ethdev/devargs.js';
