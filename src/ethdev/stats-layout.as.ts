@@ -15,4 +15,17 @@ export const TXQ_STAT_PACKETS: u32 = 0;
 export const TXQ_STAT_BYTES: u32 = 8;
 export const TXQ_STAT_ERRORS: u32 = 16;
 
-export const STATS_LAYOUT_ID: u32 = 0xfc5ffc27;
+// ---- pktStats: see stats-layout.ts for why the record is what it is.
+export const PKT_STATS_SIZE: u32 = 128;
+export const PKT_STAT_UNDERSIZE: u32 = 0;
+export const PKT_STAT_SIZE64: u32 = 8;
+export const PKT_STAT_SIZE65: u32 = 16;
+export const PKT_STAT_SIZE128: u32 = 24;
+export const PKT_STAT_SIZE256: u32 = 32;
+export const PKT_STAT_SIZE512: u32 = 40;
+export const PKT_STAT_SIZE1024: u32 = 48;
+export const PKT_STAT_SIZE1519: u32 = 56;
+export const PKT_STAT_MULTICAST: u32 = 64;
+export const PKT_STAT_BROADCAST: u32 = 72;
+
+export const STATS_LAYOUT_ID: u32 = 0x35b776e6;

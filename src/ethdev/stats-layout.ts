@@ -47,5 +47,54 @@ export const TXQ_STAT_ERRORS = 16;
 /** TXQ_STAT_ERRORS as a f64 index. */
 export const TXQ_ERRORS = 2;
 
+/**
+ * One queue's per-packet counters, kept only when a port asks for them
+ * (net_stats=1 on net_vhost and virtio_user): what DPDK's vhost library and
+ * virtio PMD count for every packet (sizes in RFC 2819 bins, multicast,
+ * broadcast), reading each packet's length and its first line.
+ */
+/** Bytes per pktStats record. */
+export const PKT_STATS_SIZE = 128;
+/** Packets under 64 bytes; the size bins follow, 8 bytes apart. (f64 at byte 0) */
+export const PKT_STAT_UNDERSIZE = 0;
+/** PKT_STAT_UNDERSIZE as a f64 index. */
+export const PKTS_UNDERSIZE = 0;
+/** Packets of 64 bytes. (f64 at byte 8) */
+export const PKT_STAT_SIZE64 = 8;
+/** PKT_STAT_SIZE64 as a f64 index. */
+export const PKTS_SIZE64 = 1;
+/** Packets of 65 to 127 bytes. (f64 at byte 16) */
+export const PKT_STAT_SIZE65 = 16;
+/** PKT_STAT_SIZE65 as a f64 index. */
+export const PKTS_SIZE65 = 2;
+/** Packets of 128 to 255 bytes. (f64 at byte 24) */
+export const PKT_STAT_SIZE128 = 24;
+/** PKT_STAT_SIZE128 as a f64 index. */
+export const PKTS_SIZE128 = 3;
+/** Packets of 256 to 511 bytes. (f64 at byte 32) */
+export const PKT_STAT_SIZE256 = 32;
+/** PKT_STAT_SIZE256 as a f64 index. */
+export const PKTS_SIZE256 = 4;
+/** Packets of 512 to 1023 bytes. (f64 at byte 40) */
+export const PKT_STAT_SIZE512 = 40;
+/** PKT_STAT_SIZE512 as a f64 index. */
+export const PKTS_SIZE512 = 5;
+/** Packets of 1024 to 1518 bytes. (f64 at byte 48) */
+export const PKT_STAT_SIZE1024 = 48;
+/** PKT_STAT_SIZE1024 as a f64 index. */
+export const PKTS_SIZE1024 = 6;
+/** Packets over 1518 bytes. (f64 at byte 56) */
+export const PKT_STAT_SIZE1519 = 56;
+/** PKT_STAT_SIZE1519 as a f64 index. */
+export const PKTS_SIZE1519 = 7;
+/** Packets to a multicast address (broadcast not included). (f64 at byte 64) */
+export const PKT_STAT_MULTICAST = 64;
+/** PKT_STAT_MULTICAST as a f64 index. */
+export const PKTS_MULTICAST = 8;
+/** Packets to ff:ff:ff:ff:ff:ff (the slot after multicast). (f64 at byte 72) */
+export const PKT_STAT_BROADCAST = 72;
+/** PKT_STAT_BROADCAST as a f64 index. */
+export const PKTS_BROADCAST = 9;
+
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const STATS_LAYOUT_ID = 0xfc5ffc27;
+export const STATS_LAYOUT_ID = 0x35b776e6;

@@ -34,4 +34,27 @@ the same slots).`,
       errors: { type: 'f64', at: 16, doc: 'Packets the driver failed to send (oerrors).' },
     },
   },
+  {
+    name: 'pktStats',
+    doc: `
+One queue's per-packet counters, kept only when a port asks for them
+(net_stats=1 on net_vhost and virtio_user): what DPDK's vhost library and
+virtio PMD count for every packet (sizes in RFC 2819 bins, multicast,
+broadcast), reading each packet's length and its first line.`,
+    size: 128,
+    prefix: 'PKT_STAT',
+    index: { f64: 'PKTS' },
+    fields: {
+      undersize: { type: 'f64', at: 0, doc: 'Packets under 64 bytes; the size bins follow, 8 bytes apart.' },
+      size64: { type: 'f64', at: 8, doc: 'Packets of 64 bytes.' },
+      size65: { type: 'f64', at: 16, doc: 'Packets of 65 to 127 bytes.' },
+      size128: { type: 'f64', at: 24, doc: 'Packets of 128 to 255 bytes.' },
+      size256: { type: 'f64', at: 32, doc: 'Packets of 256 to 511 bytes.' },
+      size512: { type: 'f64', at: 40, doc: 'Packets of 512 to 1023 bytes.' },
+      size1024: { type: 'f64', at: 48, doc: 'Packets of 1024 to 1518 bytes.' },
+      size1519: { type: 'f64', at: 56, doc: 'Packets over 1518 bytes.' },
+      multicast: { type: 'f64', at: 64, doc: 'Packets to a multicast address (broadcast not included).' },
+      broadcast: { type: 'f64', at: 72, doc: 'Packets to ff:ff:ff:ff:ff:ff (the slot after multicast).' },
+    },
+  },
 );

@@ -149,6 +149,53 @@ describe('vhost and virtio_user, in process', () => {
     }
   });
 
+  /** What net_stats=1 counts for packets `0..count` of `sizes` (transfer's): DPDK's size bins, multicast, broadcast. */
+  function expectedPktStats(count: number, sizes: number[]): number[] {
+    const e = new Array<number>(10).fill(0);
+    for (let seq = 0; seq < count; seq++) {
+      const len = sizes[seq % sizes.length]!;
+      e[len >= 1024 ? 6 + (len > 1518 ? 1 : 0) : len <= 64 ? len >> 6 : 32 - Math.clz32(len) - 5]!++;
+      const b = content(seq, len);
+      if (b[0]! & 1) e[b.subarray(0, 6).every((x) => x === 0xff) ? 9 : 8]!++;
+    }
+    return e;
+  }
+  const PKT_STAT_NAMES = ['undersize', 'size_64', 'size_65_to_127', 'size_128_to_255', 'size_256_to_511', 'size_512_to_1023', 'size_1024_to_1518', 'size_1519_to_max', 'multicast', 'broadcast'];
+
+  for (const datapath of ['wasm', 'ts'] as const) {
+    it(`net_stats=1 counts every packet by size, multicast and broadcast, as DPDK's vhost and virtio do (${datapath})`, () => {
+      const t = setup(',net_stats=1', ',net_stats=1', datapath);
+      const sizes = [60, 64, 65, 200, 1518, 2049];
+      transfer(t, t.guest, t.host, t.guestPool, 600, sizes);
+      transfer(t, t.host, t.guest, t.hostPool, 300, sizes);
+      const want = (n: number) => expectedPktStats(n, sizes);
+      const got = (x: Record<string, number>, q: string) => PKT_STAT_NAMES.map((k) => x[`${q}_${k}_packets`]);
+      const hx = t.ethdev.xstats(t.host);
+      const gx = t.ethdev.xstats(t.guest);
+      assert.deepEqual(got(gx, 'tx_q0'), want(600), 'guest tx');
+      assert.deepEqual(got(hx, 'rx_q0'), want(600), 'host rx');
+      assert.deepEqual(got(hx, 'tx_q0'), want(300), 'host tx');
+      assert.deepEqual(got(gx, 'rx_q0'), want(300), 'guest rx');
+      assert.ok(want(600)[8]! > 0, 'the test packets include multicast ones');
+      t.close();
+    });
+  }
+
+  it('without net_stats keeps no per-packet counters, as before', () => {
+    const t = setup();
+    transfer(t, t.guest, t.host, t.guestPool, 100, [64]);
+    assert.equal(t.ethdev.xstats(t.host).rx_q0_size_64_packets, undefined);
+    assert.equal(t.ethdev.xstats(t.guest).tx_q0_size_64_packets, undefined);
+    t.close();
+  });
+
+  it('refuses a net_stats value that is not 0 or 1, naming it', () => {
+    const heap = Heap.create({ size: 64 << 20 });
+    const ethdev = new Ethdev(heap, drivers);
+    assert.throws(() => ethdev.create('net_vhost0,iface=/tmp/dpkit-test-ns.sock,net_stats=2'), (e: unknown) => e instanceof ArgError && /net_stats/.test(e.message));
+    assert.throws(() => ethdev.create('virtio_user0,path=/tmp/dpkit-test-ns.sock,net_stats=yes'), (e: unknown) => e instanceof ArgError && /net_stats/.test(e.message));
+  });
+
   it('polling on both sides costs no notification', () => {
     const t = setup();
     transfer(t, t.host, t.guest, t.hostPool, 5000, [64]);

@@ -169,4 +169,42 @@ describe('mbuf kernel', () => {
     mb.freeBulk(burst, 512);
     assertFull(mp);
   });
+
+  it('mbufPktStats counts size bins, multicast and broadcast as its twin does, byte for byte', () => {
+    const heap = Heap.create({ size: 4 << 20 });
+    assert.ok(heap.kernels);
+    const mp = Mempool.create(heap, { name: 'pktstats', n: 256, cacheSize: 0 });
+    const mb = new Mbufs(heap);
+    const burst = heap.burst(256);
+    assert.equal(mp.allocBulk(burst, 256), 256);
+    let rng = 7;
+    const next = () => (rng = (Math.imul(rng, 1103515245) + 12345) >>> 0);
+    const lens = [0, 1, 63, 64, 65, 127, 128, 255, 256, 511, 512, 1023, 1024, 1518, 1519, 9000];
+    for (let i = 0; i < 256; i++) {
+      const h = burst[i]!;
+      const len = i < lens.length ? lens[i]! : next() % 9001;
+      // Unicast, multicast, broadcast and nearly broadcast destinations, some at odd data offsets.
+      mb.prepend(h, i % 3);
+      mb.setPktLen(h, len);
+      const d = mb.mtod(h);
+      const kind = next() % 4;
+      for (let k = 0; k < 6; k++) heap.u8[d + k] = kind === 0 ? 0x02 : kind === 1 ? (k === 0 ? 0x01 : next() & 0xff) : kind === 2 ? 0xff : k === 5 ? 0xfe : 0xff;
+    }
+    const a = heap.reserve(128, 64);
+    const b = heap.reserve(128, 64);
+    const kernel = heap.kernels.fn('mbufPktStats');
+    for (const [off, n] of [[0, 0], [0, 16], [16, 240]] as const) {
+      kernel(burst.byteOffset + off * 4, n, a);
+      mb.pktStatsTs(burst.byteOffset + off * 4, n, b);
+    }
+    assert.deepEqual(heap.u8.subarray(a, a + 128), heap.u8.subarray(b, b + 128));
+    const f = heap.f64.subarray(a >>> 3, (a >>> 3) + 10);
+    // The first 16 lengths: 0, 1, 63 undersize; 64; 65, 127; 128, 255; 256, 511; 512, 1023; 1024, 1518; 1519, 9000.
+    let total = 0;
+    for (let i = 0; i < 8; i++) total += f[i]!;
+    assert.equal(total, 256);
+    assert.ok(f[8]! > 0 && f[9]! > 0, 'multicast and broadcast both seen');
+    mb.freeBulk(burst, 256);
+    assertFull(mp);
+  });
 });

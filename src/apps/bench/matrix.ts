@@ -26,7 +26,7 @@ export interface Variant {
    * so a change and the commit before it alternate in one run.
    */
   checkout?: string;
-  /** dpkit only: devargs added to every port, e.g. 'tx_free_mode=single' (net_nicsim's reclaim arms). */
+  /** dpkit only: devargs added to every dpkit port, e.g. 'tx_free_mode=single' (net_nicsim's reclaim arms); in a mixed arm, to its dpkit side. */
   devargs?: string;
   /** dpkit only: telemetry clients, /metrics scrapers and dashboard viewers watching the run (bench/watchers.ts). */
   watch?: Watch;
@@ -162,7 +162,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     names.add(v.name);
     if (v.system !== undefined && v.system !== 'dpkit' && v.system !== 'dpdk') fail(`variants.${v.name}.system: expected dpkit or dpdk`);
     if (v.args !== undefined && !(Array.isArray(v.args) && v.args.every((a) => typeof a === 'string'))) fail(`variants.${v.name}.args: expected a list of strings`);
-    if (v.devargs !== undefined && (typeof v.devargs !== 'string' || v.system === 'dpdk')) fail(`variants.${v.name}.devargs: expected a string, on a dpkit arm`);
+    if (v.devargs !== undefined && (typeof v.devargs !== 'string' || (v.system === 'dpdk' && v.guest !== 'dpkit'))) fail(`variants.${v.name}.devargs: expected a string, on an arm with a dpkit side`);
     if (v.peer !== undefined && (config.ports !== 'memif' || (v.peer !== 'dpkit' && v.peer !== 'dpdk'))) fail(`variants.${v.name}.peer: expected dpkit or dpdk, on memif ports`);
     if (v.peerDevargs !== undefined && (config.ports !== 'memif' || typeof v.peerDevargs !== 'string')) fail(`variants.${v.name}.peerDevargs: expected a devargs string, on memif ports`);
     if ((config.ports === 'kernel') !== (v.kernelPort !== undefined)) fail(`variants.${v.name}.kernelPort: expected on every arm of ports 'kernel' and on no other`);

@@ -14,12 +14,15 @@
  * As DPDK's PMD, tx frees every packet the enqueue took, and counts what the
  * guest had no room for as missed (the caller keeps those). dpkit adds
  * `avail_per_packet=1`, the vhost enqueue study's arm that reads the avail index
- * before every packet instead of once per burst, and `mrg_rxbuf=0`,
+ * before every packet instead of once per burst, `net_stats=1`, which counts every packet
+ * by size bin, multicast and broadcast as DPDK's vhost library always does (its
+ * xstats rx_q0_size_64_packets …; docs/benchmarks.md, "What differs from DPDK"), and `mrg_rxbuf=0`,
  * `indirect=0`, `event_idx=0` and `in_order=0` to withhold those features from the offer.
  */
 import { ArgError } from '../../errors.js';
 import { boolArg, intArg } from '../../ethdev/devargs.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
+import { PktStats } from '../../ethdev/pkt-stats.js';
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats.js';
 import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
@@ -37,12 +40,16 @@ interface VhostRxDesc extends QueueDescriptor {
   vq: VhostQueueDesc;
   pool: number;
   stats: number;
+  /** net_stats=1: heap offset of the queue's pktStats block (ethdev/stats.record.ts); 0 without. */
+  pktStats: number;
 }
 
 interface VhostTxDesc extends QueueDescriptor {
   driver: 'net_vhost';
   vq: VhostQueueDesc;
   stats: number;
+  /** As VhostRxDesc's. */
+  pktStats: number;
 }
 
 class VhostRxQueue implements RxQueue {
@@ -70,6 +77,7 @@ class VhostRxQueue implements RxQueue {
     const f = this.f64;
     f[this.stats + RXQ_PACKETS] += got;
     f[this.stats + RXQ_BYTES] += this.mb.pktLenSum(burst, got);
+    if (this.d.pktStats) this.mb.pktStats(burst, got, this.d.pktStats);
     return got;
   }
 
@@ -102,6 +110,7 @@ class VhostTxQueue implements TxQueue {
     if (sent === 0) return 0;
     f[this.stats + TXQ_PACKETS] += sent;
     f[this.stats + TXQ_BYTES] += this.mb.pktLenSum(burst, sent);
+    if (this.d.pktStats) this.mb.pktStats(burst, sent, this.d.pktStats);
     this.mb.freeBulk(burst, sent);
     return sent;
   }
@@ -118,6 +127,7 @@ class VhostDriver implements EthDriver {
   private readonly client: boolean;
   private socket: BackendSocket | null = null;
   private closed = false;
+  private readonly pktStats: PktStats;
 
   constructor(private readonly ctx: DriverContext) {
     const { name, args, heap } = ctx;
@@ -133,6 +143,7 @@ class VhostDriver implements EthDriver {
     if (args.has('event_idx') && !boolArg(name, args, 'event_idx')) disable |= bit(Feature.RING_F_EVENT_IDX);
     if (args.has('in_order') && !boolArg(name, args, 'in_order')) disable |= bit(Feature.F_IN_ORDER);
     this.dev = new VhostDev(heap, name, { queues, disable, availPerPacket: boolArg(name, args, 'avail_per_packet') });
+    this.pktStats = new PktStats(heap, name, boolArg(name, args, 'net_stats'));
     this.mac = vdevMac(name);
     listen(heap, iface, this.dev, name);
   }
@@ -154,11 +165,11 @@ class VhostDriver implements EthDriver {
 
   rxQueueSetup(q: number, _nbDesc: number, pool: Mempool, _conf: object, stats: number): RxQueue {
     const vq = { ...this.dev.queueDesc(txVring(q), this.ctx.portId), nombuf: stats + RXQ_NOMBUF };
-    return new VhostRxQueue(this.ctx.heap, { driver: 'net_vhost', vq, pool: pool.offset, stats });
+    return new VhostRxQueue(this.ctx.heap, { driver: 'net_vhost', vq, pool: pool.offset, stats, pktStats: this.pktStats.block('rx', q) });
   }
 
   txQueueSetup(q: number, _nbDesc: number, _conf: object, stats: number): TxQueue {
-    return new VhostTxQueue(this.ctx.heap, { driver: 'net_vhost', vq: this.dev.queueDesc(rxVring(q), this.ctx.portId), stats });
+    return new VhostTxQueue(this.ctx.heap, { driver: 'net_vhost', vq: this.dev.queueDesc(rxVring(q), this.ctx.portId), stats, pktStats: this.pktStats.block('tx', q) });
   }
 
   /** Opens the socket (once; stop leaves it open, as DPDK's), unless the frontend is in this process. */
@@ -194,6 +205,7 @@ class VhostDriver implements EthDriver {
       tx_dropped_too_big: d.counter(S_DROPS, 0),
       guest_notifications: d.counter(S_CALLS, 0) + d.counter(S_CALLS, 1),
       avail_idx_reads: d.counter(S_AVAIL_READS, 0) + d.counter(S_AVAIL_READS, 1),
+      ...this.pktStats.xstats(),
     };
   }
 }
@@ -203,7 +215,7 @@ const DEFAULT_GUEST_MEM_MB = 1280;
 
 export const netVhost: DriverSpec = {
   name: 'net_vhost',
-  keys: ['iface', 'queues', 'client', 'guest_mem', 'avail_per_packet', 'mrg_rxbuf', 'in_order', 'indirect', 'event_idx'],
+  keys: ['iface', 'queues', 'client', 'guest_mem', 'avail_per_packet', 'net_stats', 'mrg_rxbuf', 'in_order', 'indirect', 'event_idx'],
   create: (ctx) => new VhostDriver(ctx),
   memoryNeeded: (args) => {
     const mb = Number(args.find(([k]) => k === 'guest_mem')?.[1] ?? DEFAULT_GUEST_MEM_MB);

@@ -70,6 +70,8 @@ interface CommonDesc extends QueueDescriptor {
   eventIdx: boolean;
   /** Heap byte offset of the kick counter the device may be woken through, or -1. */
   kick: number;
+  /** net_stats=1: heap offset of the queue's pktStats block (ethdev/stats.record.ts), counted per packet as DPDK's virtio PMD does; 0 without. */
+  pktStats: number;
 }
 
 export interface VirtioRxDesc extends CommonDesc {
@@ -297,6 +299,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
       f[this.stats + RXQ_PACKETS] += got - counted;
       f[this.stats + RXQ_BYTES] += bytes;
     }
+    if (this.d.pktStats && got > 0) this.mb.pktStats(burst, got, this.d.pktStats);
     return got;
   }
 
@@ -557,6 +560,8 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
       f[this.stats + TXQ_PACKETS] += sent - counted;
       f[this.stats + TXQ_BYTES] += bytes;
     }
+    // The sent mbufs are the ring's until a later reclaim: still readable here.
+    if (this.d.pktStats && sent > 0) this.mb.pktStats(burst, sent, this.d.pktStats);
     return sent;
   }
 

@@ -15,8 +15,11 @@
  * adds: indirect=0|1 and event_idx=0|1 (offer the ring features, default 1),
  * mtu (largest frame received without MRG_RXBUF, default 1500: rx buffers
  * are chained to hold it), tx_free_mode=single|bulk64|bulkall (the i40e
- * bulk-free study's arms, see TxReclaim).
+ * bulk-free study's arms, see TxReclaim), and net_stats=1: every packet counted by
+ * size bin, multicast and broadcast, as DPDK's virtio PMD always does (xstats
+ * rx_q0_size_64_packets …), so a comparison with DPDK can do equal work.
  */
+import { PktStats } from '../../ethdev/pkt-stats.js';
 import { ArgError } from '../../errors.js';
 import { boolArg, intArg } from '../../ethdev/devargs.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, RxQueueConf, TxQueue, TxQueueConf } from '../../ethdev/driver.js';
@@ -65,6 +68,8 @@ class VirtioUserDriver implements EthDriver {
   private readonly txFreeMode: TxFreeMode;
   private readonly mac: Uint8Array;
   private readonly server: boolean;
+  /** net_stats=1: per-packet counters, as DPDK's virtio PMD always keeps. */
+  private readonly pktStats: PktStats;
   private channel: Channel | null = null;
   /** The backend is another process: the unix socket, not the in-process channel. */
   private overSocket = false;
@@ -91,6 +96,7 @@ class VirtioUserDriver implements EthDriver {
     if (!path) throw new ArgError(`${name}: path=SOCKET is required (the vhost-user socket of the backend)`);
     this.path = path;
     this.server = boolArg(name, args, 'server');
+    this.pktStats = new PktStats(ctx.heap, name, boolArg(name, args, 'net_stats'));
     this.queues = intArg(name, args, 'queues', 1, 1, 128);
     this.queueSize = intArg(name, args, 'queue_size', DEFAULT_QUEUE_SIZE, 1, VRING_MAX_SIZE);
     if (!isVringSize(this.queueSize)) throw new ArgError(`${name}: queue_size=${this.queueSize}: must be a power of two`);
@@ -276,6 +282,7 @@ class VirtioUserDriver implements EthDriver {
       stats,
       eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
       kick: this.kick,
+      pktStats: this.pktStats.block('rx', q),
       pool: pool.offset,
       mrg,
       segsPerBuf,
@@ -301,6 +308,7 @@ class VirtioUserDriver implements EthDriver {
       stats,
       eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
       kick: this.kick,
+      pktStats: this.pktStats.block('tx', q),
       indirect,
       inOrder: has(this.features, Feature.F_IN_ORDER),
       txFreeThresh,
@@ -408,13 +416,13 @@ class VirtioUserDriver implements EthDriver {
       kicks += f[q.d.ring.state + G_KICKS]!;
       badUsed += f[q.d.ring.state + G_BAD_USED]!;
     }
-    return { virtio_kicks: kicks, virtio_bad_used: badUsed };
+    return { virtio_kicks: kicks, virtio_bad_used: badUsed, ...this.pktStats.xstats() };
   }
 }
 
 export const virtioUser: DriverSpec = {
   name: 'virtio_user',
-  keys: ['path', 'server', 'queues', 'queue_size', 'mrg_rxbuf', 'in_order', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode', 'packed_vq'],
+  keys: ['path', 'server', 'queues', 'queue_size', 'mrg_rxbuf', 'in_order', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode', 'packed_vq', 'net_stats'],
   create: (ctx) => new VirtioUserDriver(ctx),
   openRxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioRxQueue(heap, d as VirtioRxDesc),
   openTxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioTxQueue(heap, d as VirtioTxDesc),

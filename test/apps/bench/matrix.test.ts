@@ -100,19 +100,21 @@ describe('bench matrix', () => {
     assert.deepEqual(applyOverrides(withPairs, { arms: 'dpkit,ts' }).compare, [['dpkit', 'ts']], 'comparisons with a dropped arm go');
     assert.equal(applyOverrides(withPairs, { arms: 'dpdk,ts' }).compare, undefined, 'none left: every arm against the first');
   });
-  it('vhost-user: four host/guest arms and two packed ones; the host on CPU 0, the guest on CPU 1, the receiver measured', () => {
+  it('vhost-user: host/guest arms, dpkit sides counting per packet as DPDK (net_stats=1) but for one arm, and two packed ones; the host on CPU 0, the guest on CPU 1, the receiver measured', () => {
     const p = validateConfig(presets.get('vhost-user')!, 'preset');
-    assert.deepEqual(p.variants.map((v) => v.name), ['dpdk/dpdk', 'dpkit/dpdk', 'dpdk/dpkit', 'dpkit/dpkit', 'dpdk/dpdk-packed', 'dpkit/dpdk-packed']);
-    const packed = vhostUserArgs(expandCells(p)[0]!, p.variants[5]!, '/tmp/vh.sock', 2);
-    assert.deepEqual([packed.host.system, packed.host.eal[3]], ['dpkit', 'net_vhost0,iface=/tmp/vh.sock,queues=1'], 'the host is as in the split arms');
-    assert.deepEqual([packed.guest.system, packed.guest.eal[3]], ['dpdk', 'virtio_user0,path=/tmp/vh.sock,queues=1,packed_vq=1'], "the guest asks for packed rings");
+    assert.deepEqual(p.variants.map((v) => v.name), ['dpdk/dpdk', 'dpkit/dpdk', 'dpdk/dpkit', 'dpkit/dpkit', 'dpkit/dpkit no-stats', 'dpdk/dpdk-packed', 'dpkit/dpdk-packed']);
+    assert.deepEqual(p.variants.map((v) => v.devargs), [undefined, 'net_stats=1', 'net_stats=1', 'net_stats=1', undefined, undefined, 'net_stats=1']);
+    const packed = vhostUserArgs(expandCells(p)[0]!, p.variants[6]!, '/tmp/vh.sock', 2);
+    assert.equal(packed.host.system, 'dpkit', 'the host is dpkit');
+    assert.match(packed.host.eal[3]!, /^net_vhost0,iface=\/tmp\/vh\.sock,queues=1/, 'the host is as in the split arms');
+    assert.deepEqual([packed.guest.system, packed.guest.eal[3]], ['dpdk', 'virtio_user0,path=/tmp/vh.sock,queues=1,packed_vq=1'], 'the guest asks for packed rings');
     assert.deepEqual(comparisons(p, p.variants.map((v) => v.name)).at(-2), ['dpdk/dpdk-packed', 'dpkit/dpdk-packed']);
     const cells = expandCells(p);
     assert.deepEqual(cells.map((c) => c.id), ['rxonly 64 B 1c burst 32', 'rxonly 1518 B 1c burst 32', 'txonly 64 B 1c burst 32', 'txonly 1518 B 1c burst 32']);
     const seed003 = vhostUserArgs(cells[0]!, p.variants[1]!, '/tmp/vh.sock', 2);
     assert.deepEqual(seed003.host, {
       system: 'dpkit',
-      eal: ['--lcores', '0@0,1@0', '--vdev', 'net_vhost0,iface=/tmp/vh.sock,queues=1'],
+      eal: ['--lcores', '0@0,1@0', '--vdev', 'net_vhost0,iface=/tmp/vh.sock,queues=1,net_stats=1'],
       app: ['--forward-mode=txonly', '--burst=32', '--txpkts=64', '--nb-cores=1', '--rxq=1', '--txq=1'],
       measured: false,
     });
@@ -124,6 +126,8 @@ describe('bench matrix', () => {
     });
     const reverse = vhostUserArgs(cells[3]!, p.variants[2]!, '/tmp/vh.sock', 2);
     assert.equal(reverse.host.system, 'dpdk');
+    assert.equal(reverse.host.eal[3], 'net_vhost0,iface=/tmp/vh.sock,queues=1', "DPDK's side gets no dpkit devargs");
+    assert.equal(reverse.guest.eal[3], 'virtio_user0,path=/tmp/vh.sock,queues=1,net_stats=1');
     assert.deepEqual([reverse.host.app[0], reverse.host.measured], ['--forward-mode=rxonly', true]);
     assert.deepEqual([reverse.guest.system, reverse.guest.app[0], reverse.guest.measured], ['dpkit', '--forward-mode=txonly', false]);
     const vh = { ...p, variants: [{ name: 'a' }], compare: undefined };
