@@ -94,8 +94,9 @@ function command(arm: Arm, lookup: Lookup, prefix: string): string[] {
   const mix = mixPcap();
   const ports = ['--vdev', `net_pcap0,rx_pcap=${mix},infinite_rx=1`, '--vdev', `net_pcap1,rx_pcap=${mix},infinite_rx=1`];
   const app = ['--', '-p', '0x3', '--config', '(0,0,1),(1,0,1)', '--parse-ptype', '--lookup', lookup];
-  // DPDK's l3fwd forwards on lcore 1 (its main lcore 0 idles in rte_eal_mp_wait_lcore); dpkit's main thread sleeps on CPU 0.
-  if (arm === 'dpdk') return [dpdkL3fwd(), '-l', '0-1', ...EAL, '--file-prefix', prefix, ...ports, ...app];
+  // DPDK's l3fwd makes a tx queue per enabled lcore and a pcap port given only rx_pcap has one:
+  // `-l 1`, its main lcore forwarding on CPU 1. dpkit's main thread sleeps on CPU 0.
+  if (arm === 'dpdk') return [dpdkL3fwd(), '-l', '1', ...EAL, '--file-prefix', prefix, ...ports, ...app];
   return [process.execPath, 'bin/dpkit.js', 'l3fwd', '--lcores', '0@0,1@1', '--file-prefix', prefix, ...ports, ...app];
 }
 
