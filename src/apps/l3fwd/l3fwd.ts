@@ -154,14 +154,15 @@ export async function runL3fwd(argv: readonly string[], run: L3fwdRunOptions = {
       log(`L3FWD: entering main loop on lcore ${l}`);
       for (const [p, q] of args.rx[i]!) log(`L3FWD:  -- lcoreid=${l} portid=${p} rxqueueid=${q}`);
     }
-    const launch = await eal.launch<number, L3fwdLcoreArgs>(new URL('./lcore.js', import.meta.url), { lcores, args });
     const counts = () =>
       lcores.map((lcore, i) => {
         const f = args.blocks[i]! >>> 3;
         const f64 = eal.heap.f64;
         return { lcore, rxPackets: f64[f + L3L_F_RX_PACKETS]!, badPackets: f64[f + L3L_F_BAD_PACKETS]!, rxOversize: f64[f + L3L_F_RX_OVERSIZE]!, txPackets: f64[f + L3L_F_TX_PACKETS]!, txDropped: f64[f + L3L_F_TX_DROPPED]! };
       });
+    // Listening before the lcores start, so a client that sees "entering main loop" finds the socket.
     telemetry = ealArgs.telemetry ? startTelemetry(eal, ealArgs.filePrefix, sep >= 0 ? argv.slice(0, sep) : argv, sep >= 0 ? argv.slice(sep + 1) : [], pools, counts, log) : undefined;
+    const launch = await eal.launch<number, L3fwdLcoreArgs>(new URL('./lcore.js', import.meta.url), { lcores, args });
     const why = await untilStopped(eal, ports);
     if (why) log(why);
     await launch.stop();
