@@ -15,6 +15,7 @@ import type { BenchRegistry } from '../src/apps/bench/types.js';
 
 export const benchmarks: BenchRegistry = {
   api: () => import('./api.js'),
+  ceiling: () => import('./ceiling.js'),
   gen: () => import('./gen.js'),
   machine: () => import('./machine.js'),
   lpm: () => import('./lpm.js'),

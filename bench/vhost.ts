@@ -62,8 +62,7 @@ function threads(dir: Direction, size: number, availPerPacket: boolean): ThreadS
 }
 
 /** DPDK's pair: vhost txonly on CPU 0, virtio-user rxonly on CPU 1 (or the reverse roles), two dpdk-testpmd processes over one vhost-user socket. */
-async function dpdkPair(dir: Direction, size: number, opts: BenchOptions, inOrder = true): Promise<{ mpps: number; gc: number }> {
-  const bin = dpdkTestpmd()!;
+async function dpdkPair(bin: string, dir: Direction, size: number, opts: BenchOptions, inOrder = true): Promise<{ mpps: number; gc: number }> {
   const sock = `/tmp/dpkit-bench-dpdk-${process.pid}.sock`;
   rmSync(sock, { force: true });
   const eal = ['--no-huge', '-m', '1024', '--no-pci'];
@@ -103,48 +102,50 @@ export const benchmark: Benchmark = {
   defaults: { reps: 5, durationMs: 3000, warmupMs: 1000 },
   cases: (opts) => {
     const sizes = opts.quick ? [64, 1518] : SIZES;
-    const dpdk = dpdkTestpmd() !== null;
+    // `--dpdk PATH` (repeatable) names the DPDK builds to compare with; without it, the one on PATH.
+    const onPath = dpdkTestpmd();
+    const builds = opts.dpdk?.length ? opts.dpdk.map((b) => ({ name: b.name, path: b.path })) : onPath ? [{ name: 'DPDK', path: onPath }] : [];
     const cases: BenchCase[] = [];
     for (const dir of ['host-to-guest', 'guest-to-host'] as const) {
       for (const size of sizes) {
         cases.push({ name: `${dir} ${size} B dpkit`, params: { dir, size, system: 'dpkit', avail: 'burst' }, threads: () => threads(dir, size, false) });
         if (dir === 'host-to-guest') cases.push({ name: `${dir} ${size} B dpkit avail-per-packet`, params: { dir, size, system: 'dpkit', avail: 'packet' }, threads: () => threads(dir, size, true) });
-        if (dpdk) cases.push({ name: `${dir} ${size} B DPDK`, params: { dir, size, system: 'dpdk' }, measure: (o) => dpdkPair(dir, size, o) });
-        // DPDK's virtio-user negotiates VIRTIO_F_IN_ORDER by default, as dpkit's does; the guest's
-        // sends are where it shows, so that direction also gets DPDK without it, for scale.
-        if (dpdk && dir === 'guest-to-host') cases.push({ name: `${dir} ${size} B DPDK in_order=0`, params: { dir, size, system: 'dpdk-no-in-order' }, measure: (o) => dpdkPair(dir, size, o, false) });
+        for (const b of builds) {
+          cases.push({ name: `${dir} ${size} B ${b.name}`, params: { dir, size, system: 'dpdk', build: b.name }, measure: (o) => dpdkPair(b.path, dir, size, o) });
+          // DPDK's virtio-user negotiates VIRTIO_F_IN_ORDER by default, as dpkit's does; the guest's
+          // sends are where it shows, so that direction also gets DPDK without it, for scale.
+          if (dir === 'guest-to-host') cases.push({ name: `${dir} ${size} B ${b.name} in_order=0`, params: { dir, size, system: 'dpdk-no-in-order', build: b.name }, measure: (o) => dpdkPair(b.path, dir, size, o, false) });
+        }
       }
     }
     return cases;
   },
   summary: (results) => {
-    const find = (dir: string, size: number, system: string, avail?: string) => results.find((r) => r.params.dir === dir && r.params.size === size && r.params.system === system && (avail === undefined || r.params.avail === avail));
+    const find = (dir: string, size: number, system: string, avail?: string, build?: string) =>
+      results.find((r) => r.params.dir === dir && r.params.size === size && r.params.system === system && (avail === undefined || r.params.avail === avail) && (build === undefined || r.params.build === build));
     const fmt = (x: number) => x.toFixed(2);
     const lines: string[] = [];
+    const builds = [...new Set(results.filter((r) => r.params.system === 'dpdk').map((r) => String(r.params.build)))];
     for (const dir of ['host-to-guest', 'guest-to-host']) {
-      const noInOrder = dir === 'guest-to-host' && results.some((r) => r.params.system === 'dpdk-no-in-order' && r.samples.length > 0);
-      const head = ['size (B)', 'dpkit Mpps', 'Gbit/s', 'DPDK Mpps', 'dpkit / DPDK (95 % CI)', 'verdict'];
-      if (noInOrder) head.push('DPDK in_order=0', 'dpkit / it (95 % CI)', 'verdict');
+      // Per DPDK build: its Mpps, dpkit / it with its interval and verdict (and, guest to host, the same without in_order).
+      const groups = builds.flatMap((b) => [{ build: b, system: 'dpdk', label: b }, ...(dir === 'guest-to-host' && results.some((r) => r.params.system === 'dpdk-no-in-order' && r.params.build === b && r.samples.length > 0) ? [{ build: b, system: 'dpdk-no-in-order', label: `${b} in_order=0` }] : [])]);
+      const head = ['size (B)', 'dpkit Mpps', 'Gbit/s', ...groups.flatMap((g) => [`${g.label} Mpps`, `dpkit / it (95 % CI)`, 'verdict'])];
       const t = new Table({ head, style: { head: [], border: [] } });
       for (const size of SIZES) {
         const a = find(dir, size, 'dpkit', 'burst');
         if (!a || a.samples.length === 0) continue;
         const m = summarize(a.samples).median;
         const gbps = (m * 1e6 * (size + 20) * 8) / 1e9; // on the wire: preamble and gap included
-        const d = find(dir, size, 'dpdk');
-        let ratio = '-';
-        let v = '-';
-        if (d && d.samples.length > 0) {
+        const row: (string | number)[] = [size, fmt(m), fmt(gbps)];
+        for (const g of groups) {
+          const d = find(dir, size, g.system, undefined, g.build);
+          if (!d || d.samples.length === 0) {
+            row.push('-', '-', '-');
+            continue;
+          }
           const ci = bootstrapRatio(d.samples, a.samples);
-          ratio = `${fmt(ci.ratio)} (${fmt(ci.lo)}..${fmt(ci.hi)})`;
-          v = a.samples.length < 5 ? 'too few runs' : verdict(ci);
+          row.push(fmt(summarize(d.samples).median), `${fmt(ci.ratio)} (${fmt(ci.lo)}..${fmt(ci.hi)})`, a.samples.length < 5 ? 'too few runs' : verdict(ci));
         }
-        const row = [size, fmt(m), fmt(gbps), d && d.samples.length ? fmt(summarize(d.samples).median) : '-', ratio, v];
-        const o = noInOrder ? find(dir, size, 'dpdk-no-in-order') : undefined;
-        if (o && o.samples.length > 0) {
-          const ci = bootstrapRatio(o.samples, a.samples);
-          row.push(fmt(summarize(o.samples).median), `${fmt(ci.ratio)} (${fmt(ci.lo)}..${fmt(ci.hi)})`, a.samples.length < 5 ? 'too few runs' : verdict(ci));
-        } else if (noInOrder) row.push('-', '-', '-');
         t.push(row);
       }
       lines.push(`${dir === 'host-to-guest' ? 'Host txonly -> guest rxonly (the vhost enqueue study)' : 'Guest txonly -> host rxonly'}\n${t.toString()}`);

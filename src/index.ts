@@ -7,7 +7,7 @@
  */
 export * from './errors.js';
 export { init, Eal } from './api/eal.js';
-export type { EalOptions, EalPoolOptions } from './api/eal.js';
+export type { EalOptions, EalPoolOptions, MetricsEndpoint } from './api/eal.js';
 export { Launch, LaunchError } from './api/launch.js';
 export type { LaunchOptions, LcoreResult } from './api/launch.js';
 export type { LcoreContext } from './api/lcore.js';

@@ -175,6 +175,26 @@ Napi::Value IfaceSetUp(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// ifaceSetMtu(name, mtu): sets the interface's MTU (SIOCSIFMTU, as DPDK's af_packet and tap mtu_set).
+Napi::Value IfaceSetMtu(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 2 || !info[0].IsString() || !info[1].IsNumber()) return ThrowUsage(env, "ifaceSetMtu(name: string, mtu: number)");
+  std::string name = info[0].As<Napi::String>().Utf8Value();
+  int64_t mtu = info[1].As<Napi::Number>().Int64Value();
+  if (mtu < 0 || mtu > 0x7fffffff) return ThrowUsage(env, "ifaceSetMtu(name: string, mtu: number)");
+  if (name.size() >= IFNAMSIZ) return ThrowSys(env, "ioctl", ENODEV, name);
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return ThrowSys(env, "socket", errno, name);
+  struct ifreq r;
+  memset(&r, 0, sizeof r);
+  strncpy(r.ifr_name, name.c_str(), IFNAMSIZ - 1);
+  r.ifr_mtu = static_cast<int>(mtu);
+  int err = ioctl(s, SIOCSIFMTU, &r) != 0 ? errno : 0;
+  close(s);
+  if (err) return ThrowSys(env, "ioctl", err, "SIOCSIFMTU " + name);
+  return env.Undefined();
+}
+
 }  // namespace
 
 void InitTap(Napi::Env env, Napi::Object exports) {
@@ -183,6 +203,7 @@ void InitTap(Napi::Env env, Napi::Object exports) {
   exports.Set("tapRx", Napi::Function::New(env, TapRx, "tapRx"));
   exports.Set("tapTx", Napi::Function::New(env, TapTx, "tapTx"));
   exports.Set("ifaceSetUp", Napi::Function::New(env, IfaceSetUp, "ifaceSetUp"));
+  exports.Set("ifaceSetMtu", Napi::Function::New(env, IfaceSetMtu, "ifaceSetMtu"));
 }
 
 }  // namespace dpkit

@@ -6,6 +6,7 @@
  * thread that called `init` (the main lcore).
  */
 import { availableParallelism } from 'node:os';
+import { basename } from 'node:path';
 import { drivers, vdevsMemory } from '../drivers/index.js';
 import { ArgError, DpkitError, LeakError } from '../errors.js';
 import { placeLcores, type CpuMap, type Placement } from '../eal/affinity.js';
@@ -20,6 +21,12 @@ import { Ring, type RingOptions } from '../ring/ring.js';
 import { Launch, lcoreModuleUrl, type LaunchOptions } from './launch.js';
 import type { ApiLcoreJob, PortJob } from './lcore.js';
 import { RxQueueHandle, TxQueueHandle } from './queue.js';
+import { ethdevMetrics } from '../metrics/ethdev.js';
+import { renderMetrics } from '../metrics/exposition.js';
+import { MetricsServer } from '../metrics/server.js';
+import { registerEal, registerEthdev, registerMempools, registerRings } from '../telemetry/commands.js';
+import { TelemetryServer } from '../telemetry/server.js';
+import { TelemetryRegistry } from '../telemetry/telemetry.js';
 
 /** What `init` takes (EAL's options and the default pool's). */
 export interface EalOptions {
@@ -41,10 +48,35 @@ export interface EalOptions {
   memory?: number;
   /** 'wasm' (default): per-burst work in WebAssembly kernels; 'ts': their TypeScript twins. */
   datapath?: Datapath;
+  /**
+   * Serve DPDK's telemetry socket (EAL's `--telemetry`), as testpmd does:
+   * `dpdk_telemetry.v2` in the runtime directory (`/var/run/dpdk/<filePrefix>`
+   * for root, else `$XDG_RUNTIME_DIR/dpdk/<filePrefix>` or `/tmp/dpdk/<filePrefix>`),
+   * answering `/ethdev/*`, `/mempool/*`, `/ring/*`, `/eal/*`, `/info` and `/help`
+   * from the shared counters, on this thread's event loop (it must not be
+   * blocked for clients to get answers). Default false, unlike EAL: an
+   * application built on dpkit is often one of several run at once (tests),
+   * and each would claim the same socket. `Eal.close` removes it.
+   */
+  telemetry?: boolean;
+  /** EAL's `--file-prefix`: names the runtime directory of the telemetry socket. Default `rte`. */
+  filePrefix?: string;
 }
 
-/** What `init(argv)` also takes: the EAL options in argv stand for lcores, lcoreCpus, mainLcore and vdevs. */
-export type EalPoolOptions = Omit<EalOptions, 'lcores' | 'lcoreCpus' | 'mainLcore' | 'vdevs'>;
+/**
+ * What `init(argv)` also takes: the EAL options in argv stand for lcores,
+ * lcoreCpus, mainLcore, vdevs, filePrefix (`--file-prefix`) and telemetry
+ * (`--telemetry`; off unless given, see `EalOptions.telemetry`).
+ */
+export type EalPoolOptions = Omit<EalOptions, 'lcores' | 'lcoreCpus' | 'mainLcore' | 'vdevs' | 'telemetry' | 'filePrefix'>;
+
+/** A `/metrics` page `Eal.metricsListen` serves. */
+export interface MetricsEndpoint {
+  /** The TCP port bound (the kernel's pick when 0 was asked for). */
+  readonly port: number;
+  /** Stops listening and ends open connections. Idempotent. */
+  close(): void;
+}
 
 const DEFAULT_MBUFS = 8191;
 const DEFAULT_CACHE = 250;
@@ -65,9 +97,19 @@ export function init(a: EalOptions | readonly string[] = {}, more: EalPoolOption
   if (!Array.isArray(a)) return new Eal(a as EalOptions, []);
   const argv = a as readonly string[];
   const sep = argv.indexOf('--');
-  const e = parseEalArgs([...(sep >= 0 ? argv.slice(0, sep) : argv)], INIT_HINT);
-  const opts: EalOptions = { ...more, lcores: e.lcores, mainLcore: e.mainLcore, vdevs: e.vdevs, ...(e.lcoreCpus ? { lcoreCpus: e.lcoreCpus } : {}) };
-  return new Eal(opts, sep >= 0 ? argv.slice(sep + 1) : [], e.notes);
+  const ealArgv = sep >= 0 ? argv.slice(0, sep) : argv;
+  const e = parseEalArgs([...ealArgv], INIT_HINT);
+  const opts: EalOptions = {
+    ...more,
+    lcores: e.lcores,
+    mainLcore: e.mainLcore,
+    vdevs: e.vdevs,
+    filePrefix: e.filePrefix,
+    // On only when asked for (EalOptions.telemetry says why); the last of --telemetry / --no-telemetry wins.
+    telemetry: e.telemetry && ealArgv.includes('--telemetry'),
+    ...(e.lcoreCpus ? { lcoreCpus: e.lcoreCpus } : {}),
+  };
+  return new Eal(opts, sep >= 0 ? argv.slice(sep + 1) : [], e.notes, ealArgv);
 }
 
 /**
@@ -93,10 +135,14 @@ export class Eal {
   private readonly placement: Placement;
   private readonly rings: Ring[] = [];
   private running: Launch | undefined;
+  /** Lcores whose worker died in a launch (threw, exited, was killed): close() reclaims what they held. */
+  private readonly dead = new Set<number>();
   private closed = false;
+  private telemetryServer: TelemetryServer | undefined;
+  private metricsServers: MetricsServer[] = [];
 
   /** @internal Made by `init`. */
-  constructor(o: EalOptions, args: readonly string[], notes: readonly string[] = []) {
+  constructor(o: EalOptions, args: readonly string[], notes: readonly string[] = [], ealArgv?: readonly string[]) {
     const lcores = [...(o.lcores ?? range(availableParallelism()))];
     for (const id of lcores) {
       if (!Number.isInteger(id) || id < 0 || id >= MAX_LCORES) throw new ArgError(`init: lcore ${id}: must be an integer in [0, ${MAX_LCORES - 1}]`);
@@ -121,6 +167,63 @@ export class Eal {
     this.defaultPool = n > 0 ? Mempool.create(this.heap, { name: 'mb_pool_0', ...pool }) : undefined;
     this.ethdev = new Ethdev(this.heap, drivers);
     for (const v of vdevs) this.ethdev.create(v);
+    if (o.telemetry) this.telemetryServer = this.serveTelemetry(o, ealArgv ?? ealArgsOf(this.lcores, vdevs), args);
+  }
+
+  /** The telemetry socket's path, when `init` was asked to serve it (`EalOptions.telemetry`). */
+  get telemetryPath(): string | undefined {
+    return this.telemetryServer?.path;
+  }
+
+  /** Listens on the socket, or closes the ports just made and throws: init fails as rte_eal_init does when telemetry cannot start. */
+  private serveTelemetry(o: EalOptions, ealArgv: readonly string[], appArgs: readonly string[]): TelemetryServer {
+    const prefix = o.filePrefix ?? 'rte';
+    if (prefix === '' || prefix.includes('/') || prefix === '.' || prefix === '..') {
+      this.closePorts();
+      throw new ArgError(`init: filePrefix '${prefix}': expected a name without '/'`);
+    }
+    const reg = new TelemetryRegistry();
+    registerEal(reg, basename(process.argv[1] ?? 'node'), ealArgv, appArgs);
+    registerEthdev(reg, this.ethdev, this.defaultPool?.bufLen ?? MBUF_DEFAULT_BUF_SIZE);
+    registerMempools(reg, () => this.pools());
+    registerRings(reg, () => Ring.list(this.heap));
+    try {
+      return new TelemetryServer(reg, prefix);
+    } catch (e) {
+      this.closePorts();
+      throw new DpkitError('ETELEMETRY', `init: telemetry: ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * Serves Prometheus' `/metrics` on host:port (testpmd's `--metrics`): per
+   * port and queue packets, bytes, errors, drops and rx_nombuf, link state and
+   * speed, each pool's mbufs in use, read from the shared counters at each
+   * scrape on this thread. `Eal.close` stops it.
+   * @param port 0 lets the kernel pick one: the endpoint's `port` says which.
+   * @param host default `127.0.0.1` (localhost only unless a host is given).
+   * @returns the endpoint (its port and `close`).
+   * @throws ArgError naming the address when it cannot be listened on.
+   */
+  async metricsListen(port: number, host = '127.0.0.1'): Promise<MetricsEndpoint> {
+    if (this.closed) throw new DpkitError('EBUSY', 'metricsListen: eal is closed');
+    const m = await MetricsServer.listen(host, port, () => renderMetrics(ethdevMetrics(this.ethdev, this.ethdev.portIds(), this.pools())), 'metricsListen');
+    this.metricsServers.push(m);
+    return m;
+  }
+
+  /** Every pool in the heap (rte_mempool_walk). */
+  private pools(): Mempool[] {
+    const out: Mempool[] = [];
+    for (let id = 0; id < this.heap.nbPools; id++) {
+      const mp = Mempool.byId(this.heap, id);
+      if (mp) out.push(mp);
+    }
+    return out;
+  }
+
+  private closePorts(): void {
+    for (const p of this.ethdev.portIds()) this.ethdev.close(p);
   }
 
   /**
@@ -217,6 +320,7 @@ export class Eal {
     const launches = ids.map((lcoreId) => ({ lcoreId, job, cpus: this.placement.cpus.get(lcoreId) }));
     const lc = new Lcores('lcore-worker', import.meta.url, launches, import.meta.url.endsWith('.ts') || url.href.endsWith('.ts'));
     const run = new Launch<R>(lc, ids, () => {
+      for (const id of lc.dead) this.dead.add(id);
       if (this.running === run) this.running = undefined;
     });
     this.running = run;
@@ -241,12 +345,16 @@ export class Eal {
     this.closed = true;
     let failure: unknown;
     if (this.running) await this.running.stop().catch((e: unknown) => (failure = e));
-    for (const p of this.ethdev.portIds()) this.ethdev.close(p);
+    this.telemetryServer?.close();
+    for (const m of this.metricsServers) m.close();
+    this.closePorts();
     const leaks: string[] = [];
     let missing = 0;
     for (let id = 0; id < this.heap.nbPools; id++) {
       const mp = Mempool.byId(this.heap, id)!;
       mp.flushCache();
+      // Ports closed and lcores stopped: what a dead lcore held is nobody's now.
+      if (this.dead.size > 0) mp.reclaim([...this.dead]);
       if (!mp.full()) {
         leaks.push(`${mp.name}: ${mp.inUse()} of ${mp.size} mbufs not returned`);
         missing += mp.inUse();
@@ -274,6 +382,11 @@ export class Eal {
       txq: queues(e.nbTxQueues(id), (q) => e.txQueue(id, q)),
     };
   }
+}
+
+/** The EAL arguments an `init(options)` stands for, as /eal/params lists them. */
+function ealArgsOf(lcores: readonly number[], vdevs: readonly string[]): string[] {
+  return ['-l', lcores.join(','), ...vdevs.flatMap((v) => ['--vdev', v])];
 }
 
 function range(n: number): number[] {

@@ -36,7 +36,8 @@ export interface LcoreResult<R = unknown> {
  * entry of `errors` is an LcoreError naming its lcore; when `main` threw,
  * its `cause` is the error `main` threw (name, message and stack kept).
  * The lcores' caches are flushed all the same (pools are full once the
- * ports close), except for a worker that died (its cache is lost).
+ * ports close); what a worker that died held (its cache, its bursts) goes
+ * back when `Eal.close` reclaims it (`Mempool.reclaim`).
  */
 export class LaunchError extends DpkitError {
   constructor(
@@ -67,6 +68,22 @@ export class Launch<R = unknown> {
   stop(): Promise<LcoreResult<R>[]> {
     this.lc.requestStop();
     return this.wait();
+  }
+
+  /**
+   * Kills lcore `lcore`'s worker where it stands (worker.terminate()), as a
+   * crash would: the launch fails with "lcore N: killed", the other lcores
+   * are asked to stop, and `wait()` rejects with a LaunchError. What the
+   * dead worker held goes back to its pools at `Eal.close`.
+   * @throws ArgError when `lcore` runs no worker of this launch.
+   */
+  kill(lcore: number): Promise<void> {
+    return this.lc.kill(lcore);
+  }
+
+  /** Lcores of this launch whose worker ended without returning cleanly (threw, exited, was killed). */
+  get dead(): readonly number[] {
+    return [...this.lc.dead];
   }
 
   /**

@@ -9,6 +9,24 @@
 import { requireNative } from '../native/native.js';
 import { IFF_RUNNING, IFF_UP, ifaceInfo, socketError, type IfaceInfo } from '../native/packet.js';
 import { HANGUP, watch } from '../native/watch.js';
+import { NativeError } from '../native/native.js';
+import { ifaceSetMtu } from '../native/tap.js';
+import { DpkitError } from '../errors.js';
+
+/**
+ * Sets interface `iface`'s MTU for device `dev` (DPDK's af_packet and tap
+ * mtu_set, SIOCSIFMTU).
+ * @throws DpkitError, one line naming the device, the interface and why (EPERM: CAP_NET_ADMIN).
+ */
+export function setIfaceMtu(dev: string, iface: string, mtu: number): void {
+  try {
+    ifaceSetMtu(iface, mtu, dev);
+  } catch (e) {
+    if (!(e instanceof NativeError)) throw e;
+    const why = e.code === 'EPERM' ? 'EPERM (needs CAP_NET_ADMIN)' : e.code === 'EINVAL' ? "EINVAL (outside the interface's MTU range)" : e.code;
+    throw new DpkitError(e.code, `${dev}: iface=${iface}: cannot set MTU ${mtu}: ${why}`);
+  }
+}
 
 export class IfaceLink {
   private gone = false;
@@ -18,7 +36,8 @@ export class IfaceLink {
   constructor(
     private readonly dev: string,
     private readonly portId: number,
-    private readonly iface: string,
+    /** The interface's name. */
+    readonly name: string,
     private readonly ifindex: number,
   ) {}
 
@@ -48,7 +67,7 @@ export class IfaceLink {
     const info = ifaceInfo(this.ifindex, this.dev);
     if (info) return info;
     this.gone = true;
-    process.stderr.write(`${this.dev}: iface=${this.iface} has gone; port ${this.portId} is down\n`);
+    process.stderr.write(`${this.dev}: iface=${this.name} has gone; port ${this.portId} is down\n`);
     return null;
   }
 

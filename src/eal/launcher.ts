@@ -11,12 +11,18 @@
  * of a second to start on a loaded machine; none of that counts as
  * forwarding time.
  *
- * A worker that throws stops the whole run: the others are told to stop
- * (and released, so none sleeps forever), `launched()` and `wait()` reject
- * with an LcoreError naming the lcore. It never hangs on a dead worker.
+ * A worker that throws, exits or is killed (`kill()`) stops the whole run,
+ * as a crashed lcore ends a DPDK process: the others are told to stop (and
+ * released, so none sleeps forever), `launched()` and `wait()` reject with
+ * an LcoreError naming the lcore and the cause. It never hangs on a dead
+ * worker: one that does not stop within STOP_GRACE_MS of a failure (a
+ * killed worker may have left a multi-consumer ring half updated, which
+ * its peers wait on) is terminated too. Every lcore that did not end
+ * cleanly is in `dead`: what it held goes back by `Mempool.reclaim(dead)`
+ * once the ports are closed.
  */
-import { parentPort } from 'node:worker_threads';
-import { DpkitError } from '../errors.js';
+import { parentPort, type Worker } from 'node:worker_threads';
+import { ArgError, DpkitError } from '../errors.js';
 import { startWorker } from './spawn.js';
 
 /** Control block words (Int32, shared with every worker of a launch). */
@@ -24,6 +30,14 @@ export const CTL_STOP = 0;
 /** 0 until the main thread releases the ready workers (or stops them). */
 export const CTL_GO = 1;
 export const CTL_WORDS = 16;
+
+/**
+ * How long the other lcores have to leave their loops after one failed
+ * before they are terminated. They check the stop flag every few dozen
+ * bursts; only one spinning on a ring a killed worker left half updated
+ * takes longer, and it would wait forever.
+ */
+export const STOP_GRACE_MS = 10_000;
 
 /** What failed on one lcore: its `main` threw, or its worker died. */
 export class LcoreError extends DpkitError {
@@ -63,6 +77,12 @@ export class Lcores {
   startedAt: number | undefined;
   /** The CPU each lcore reported running on when it was ready (absent: floating). */
   readonly cpuOf = new Map<number, number>();
+  /** Lcores whose worker ended without its clean exit (threw, exited, was killed): their caches and bursts are the pools' to reclaim. */
+  readonly dead = new Set<number>();
+  private readonly workers = new Map<number, Worker>();
+  private readonly killed = new Map<number, string>();
+  private alive = 0;
+  private grace: NodeJS.Timeout | undefined;
 
   /**
    * Starts one worker per launch, running `script` (a module beside `base`).
@@ -80,13 +100,17 @@ export class Lcores {
       refused = reject;
     });
     const fail = (lcoreId: number, message: string): LcoreError => {
+      this.dead.add(lcoreId);
       this.failure ??= new LcoreError(lcoreId, message);
       this.requestStop();
       refused(this.failure);
+      this.grace ??= setTimeout(() => this.terminateRest(), STOP_GRACE_MS).unref();
       return this.failure;
     };
+    this.alive = launches.length;
     for (const l of launches) {
       const w = startWorker(script, base, { workerData: { ctl: this.ctl, lcoreId: l.lcoreId, job: l.job, cpus: l.cpus } }, tsx);
+      this.workers.set(l.lcoreId, w);
       this.done.push(
         new Promise((resolve, reject) => {
           let result: unknown;
@@ -101,6 +125,10 @@ export class Lcores {
           });
           w.once('error', (e: Error) => reject(fail(l.lcoreId, e.message)));
           w.once('exit', (code) => {
+            this.workers.delete(l.lcoreId);
+            if (--this.alive === 0) clearTimeout(this.grace);
+            const killed = this.killed.get(l.lcoreId);
+            if (killed !== undefined) return reject(fail(l.lcoreId, killed));
             if (code === 0 && result !== undefined) return resolve(result);
             reject(fail(l.lcoreId, `worker exited with code ${code}${result === undefined ? ' before finishing' : ''}`));
           });
@@ -110,6 +138,26 @@ export class Lcores {
     if (launches.length === 0) released();
     // A failure is reported through launched() and wait(); never as an unhandled rejection.
     for (const p of [...this.done, this.release]) p.catch(() => {});
+  }
+
+  /**
+   * Kills lcore `lcoreId`'s worker where it stands (worker.terminate()), as
+   * a fault would: the run fails with "lcore N: killed" and stops.
+   * @throws ArgError when no worker of this launch runs on that lcore.
+   */
+  async kill(lcoreId: number): Promise<void> {
+    const w = this.workers.get(lcoreId);
+    if (!w) throw new ArgError(`lcore ${lcoreId}: no worker runs on it (lcores ${[...this.workers.keys()].join(',') || 'none'})`);
+    this.killed.set(lcoreId, 'killed (its worker was terminated)');
+    await w.terminate();
+  }
+
+  /** After a failure, the workers that did not stop within STOP_GRACE_MS. */
+  private terminateRest(): void {
+    for (const [id, w] of this.workers) {
+      this.killed.set(id, `did not stop within ${STOP_GRACE_MS / 1000} s of the failure; terminated`);
+      void w.terminate();
+    }
   }
 
   private go(): void {

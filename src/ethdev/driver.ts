@@ -111,6 +111,12 @@ export interface EthDriver {
   linkUp(): boolean;
   /** Link speed in Mbps, for `show port info`. */
   linkSpeed(): number;
+  /**
+   * The driver's mtu_set: acts on what carries the frames (a kernel
+   * interface's MTU). Absent: the MTU is only recorded.
+   * @throws DpkitError naming the device and why the MTU was refused.
+   */
+  mtuSet?(mtu: number): void;
   /** Driver-specific counters by name, added to ethdev's xstats. */
   xstats?(): Record<string, number>;
   /**

@@ -432,14 +432,16 @@ export class Ethdev {
 
   /**
    * rte_eth_dev_set_mtu, within ethdev's default limits (RTE_ETHER_MIN_MTU
-   * 68 to 65535). The value is recorded and reported; drivers do not yet
-   * size buffers or drop frames by it.
-   * @throws ArgError, with ethdev's message, for an MTU outside the limits.
+   * 68 to 65535). Drivers on a kernel interface (net_af_packet, net_tap) set
+   * the interface's MTU, as DPDK's do; the others record and report it.
+   * @throws ArgError, with ethdev's message, for an MTU outside the limits;
+   *   the driver's DpkitError when it refuses (the recorded MTU is unchanged).
    */
   mtuSet(port: number, mtu: number): void {
     const p = this.port(port);
     if (mtu < RTE_ETHER_MIN_MTU) throw new ArgError(`MTU (${mtu}) < device min MTU (${RTE_ETHER_MIN_MTU}) for port_id ${port}`);
     if (mtu > MAX_MTU) throw new ArgError(`MTU (${mtu}) > device max MTU (${MAX_MTU}) for port_id ${port}`);
+    p.drv.mtuSet?.(mtu);
     p.mtu = mtu;
   }
 

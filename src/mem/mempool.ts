@@ -19,7 +19,7 @@
  */
 import { ArgError, LeakError, MbufError, fmtHandle } from '../errors.js';
 import { CACHE_LINE, Heap, MAX_LCORES, type Burst } from '../eal/heap.js';
-import { MBUF_DEFAULT_DATAROOM, MBUF_SHIFT, MBUF_SIZE, MBUF_WORD_SHIFT, PKTMBUF_HEADROOM, PORT_INVALID, W_BUF_ADDR, W_BUF_LEN_POOL, W_DATA_OFF_REFCNT, W_NB_SEGS_PORT } from './mbuf-layout.js';
+import { MBUF_DEFAULT_DATAROOM, MBUF_SHIFT, MBUF_SIZE, MBUF_WORD_SHIFT, PKTMBUF_HEADROOM, PORT_INVALID, W_BUF_ADDR, W_BUF_LEN_POOL, W_DATA_OFF_REFCNT, W_NB_SEGS_PORT, W_NEXT } from './mbuf-layout.js';
 import {
   CACHE_STRIDE,
   CACHE_W_OBJS,
@@ -373,6 +373,63 @@ export class Mempool {
     this.u32[this.cacheLen] = 0;
   }
 
+  /**
+   * Takes back every mbuf that no live owner holds, after a thread that used
+   * the pool died without returning what it had (a killed or exited lcore
+   * worker): the mbufs in its bursts, in its lcore cache, and in a ring
+   * operation it left half done. Ownership is settled by a walk: an mbuf is
+   * free when it sits in the pool's ring or in the cache of a lcore not in
+   * `dead`; it is held when it is in `held` (what ports, rings and live
+   * lcores still own; empty once ports are closed and lcores stopped); every
+   * other mbuf is the dead threads' and goes back, reset as the pool leaves
+   * a free mbuf. A dead lcore's cache is emptied, not trusted: a worker
+   * killed during a flush may have left its handles both in the ring and in
+   * its cache, which the walk counts once.
+   *
+   * Control plane only: no other thread may use the pool meanwhile.
+   * @returns how many mbufs were returned.
+   */
+  reclaim(dead: readonly number[] = [], held: Iterable<number> = []): number {
+    this.ring.repair();
+    const u32 = this.u32;
+    const first = this.firstHandle;
+    const seen = new Uint8Array(this.size);
+    const mark = (h: number) => {
+      if (this.owns(h)) seen[h - first] = 1;
+    };
+    for (const h of this.ring.contents()) mark(h);
+    if (this.cacheSize > 0) {
+      const step = CACHE_STRIDE >>> 2;
+      for (let l = 0; l < MAX_LCORES; l++) {
+        const w = (this.cacheBase >>> 2) + l * step;
+        if (dead.includes(l)) {
+          Atomics.store(u32, w, 0);
+          continue;
+        }
+        const len = Math.min(u32[w]!, MEMPOOL_CACHE_MAX_SIZE * 2);
+        for (let i = 0; i < len; i++) mark(u32[w + CACHE_W_OBJS + i]!);
+      }
+    }
+    for (const h of held) mark(h);
+    const back = new Uint32Array(this.size);
+    let n = 0;
+    for (let i = 0; i < this.size; i++) {
+      if (seen[i]) continue;
+      const h = first + i;
+      const r = h << MBUF_WORD_SHIFT;
+      u32[r + W_DATA_OFF_REFCNT] = this.headroom; // refcnt 0: in the pool
+      u32[r + W_NB_SEGS_PORT] = 1 | (PORT_INVALID << 16);
+      u32[r + W_NEXT] = 0;
+      back[n++] = h;
+    }
+    this.returned(back, n);
+    if (n > 0 && this.ring.enqueueBulk(back, n) !== n) throw this.overflow(back[0]!);
+    return n;
+  }
+
+  /** Hook for the debug pool: `n` handles of `objs` go back by reclaim. */
+  protected returned(_objs: Uint32Array, _n: number): void {}
+
   /** Throws LeakError naming how many mbufs are missing when the pool is not full. */
   checkLeaks(): void {
     const missing = this.inUse();
@@ -435,6 +492,10 @@ class DebugMempool extends Mempool {
       this.u8[this.state + h - this.firstHandle] = 1;
     }
     super.putBulk(objs, n, off);
+  }
+
+  protected override returned(objs: Uint32Array, n: number): void {
+    for (let i = 0; i < n; i++) this.u8[this.state + objs[i]! - this.firstHandle] = 1;
   }
 
   protected override leakDetail(): string {

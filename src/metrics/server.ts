@@ -50,10 +50,10 @@ export class MetricsServer {
 
   /**
    * Serves GET /metrics from `collect` on host:port.
-   * @throws ArgError naming --metrics and the listen error.
+   * @throws ArgError naming `option` (what the user gave the address with) and the listen error.
    */
-  static async listen(host: string, port: number, collect: () => string): Promise<MetricsServer> {
-    const http = await listenHttp('--metrics', host, port, (req, res) => {
+  static async listen(host: string, port: number, collect: () => string, option = '--metrics'): Promise<MetricsServer> {
+    const http = await listenHttp(option, host, port, (req, res) => {
       if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics\n');
         return;

@@ -35,6 +35,7 @@ interface TapShim extends NativeShim {
   tapRx: TapBurstFn;
   tapTx: TapBurstFn;
   ifaceSetUp(name: string, up: boolean): void;
+  ifaceSetMtu(name: string, mtu: number): void;
 }
 
 function shim(feature: string): TapShim {
@@ -75,6 +76,14 @@ export function tapName(fd: number, feature = 'net_tap'): string | null {
  */
 export function ifaceSetUp(name: string, up: boolean, feature = 'net_tap'): void {
   shim(feature).ifaceSetUp(name, up);
+}
+
+/**
+ * Sets the MTU of interface `name` in this namespace (SIOCSIFMTU).
+ * @throws NativeError (ENODEV when there is none; EINVAL outside the device's range; EPERM without CAP_NET_ADMIN).
+ */
+export function ifaceSetMtu(name: string, mtu: number, feature = 'net_tap'): void {
+  shim(feature).ifaceSetMtu(name, mtu);
 }
 
 /**

@@ -238,6 +238,39 @@ export class Ring {
     return this.count() === this.capacity;
   }
 
+  /**
+   * The objects in the ring, oldest first (a copy; control plane only).
+   * Only meaningful while no other thread uses the ring.
+   */
+  contents(): Uint32Array {
+    const from = Atomics.load(this.i32, this.consTail);
+    const n = this.count();
+    const out = new Uint32Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.u32[this.slots + ((from + i) & this.mask)]!;
+    return out;
+  }
+
+  /**
+   * Settles what a dead thread left half done: a thread killed between
+   * reserving slots (head moved) and publishing them (tail moved) would stop
+   * every later producer or consumer of an MP/MC ring, which waits for the
+   * tail to reach its own head. A producer's reservation is given up (its
+   * objects were never published: whoever reclaims the dead thread's
+   * holdings takes them back); a consumer's is completed (the objects it took
+   * are the dead thread's). Only while no other thread uses the ring.
+   * @returns how many slots were settled (0: the ring was consistent).
+   */
+  repair(): number {
+    const i32 = this.i32;
+    const prod = (Atomics.load(i32, this.prodHead) - Atomics.load(i32, this.prodTail)) | 0;
+    const cons = (Atomics.load(i32, this.consHead) - Atomics.load(i32, this.consTail)) | 0;
+    if (prod !== 0) Atomics.store(i32, this.prodHead, Atomics.load(i32, this.prodTail));
+    if (cons !== 0) Atomics.store(i32, this.consTail, Atomics.load(i32, this.consHead));
+    this.consTailSeen = Atomics.load(i32, this.consTail);
+    this.prodTailSeen = Atomics.load(i32, this.prodTail);
+    return Math.abs(prod) + Math.abs(cons);
+  }
+
   private enqueue(objs: Uint32Array, n: number, off: number, fixed: boolean): number {
     const i32 = this.i32;
     let head: number;

@@ -29,6 +29,7 @@ import { MsgReader, type Frame } from './msg-reader.js';
 import { NotifyRelay } from './notify-relay.js';
 import { NO_NOTIFIER, Req, reqName, type MemRegion, type VhostUserMsg } from './protocol.js';
 import type { VhostDev } from './vhost-dev.js';
+import { Feature, has } from '../virtio/virtio-net.js';
 import { FLAG_NEED_REPLY, FLAG_REPLY, FLAG_VERSION, FLAG_VERSION_MASK, PROTOCOL_F_REPLY_ACK, decodeMsg, encodeReply, fdsExpected, replyKind, type WireRegion } from './wire.js';
 
 /** Where windows start: huge-page aligned, so a hugetlbfs region (QEMU's guest RAM) maps too. */
@@ -369,7 +370,7 @@ export class BackendSocket {
     const up = this.dev.ready();
     if (up === this.wasUp) return;
     this.wasUp = up;
-    if (up) vhostLog(`${this.name}: vhost-user ${this.opts.path}: link up`);
+    if (up) vhostLog(`${this.name}: vhost-user ${this.opts.path}: link up (${has(this.dev.negotiated, Feature.F_RING_PACKED) ? 'packed' : 'split'} rings)`);
     this.onLink?.(up);
   }
 

@@ -13,6 +13,7 @@ import { VhostError } from '../errors.js';
 import type { Heap } from '../eal/heap.js';
 import { GuestMemory, MAX_REGIONS } from '../virtio/guest-memory.js';
 import { VRING_MAX_SIZE, Vring, isVringSize } from '../virtio/vring.js';
+import { PACKED_EVENT_FLAGS, PackedRing, RING_EVENT_FLAGS_DISABLE } from '../virtio/packed.js';
 import { Feature, SUPPORTED_FEATURES, VRING_USED_F_NO_NOTIFY, bit, featureNames, has, type Features } from '../virtio/virtio-net.js';
 import { PROTOCOL_F_MQ, PROTOCOL_F_REPLY_ACK } from './wire.js';
 import { NO_NOTIFIER, Req, reqName, type Backend, type MemRegion, type VhostUserMsg, type VhostUserReply } from './protocol.js';
@@ -73,7 +74,8 @@ export class VhostDev implements Backend {
     this.u16 = heap.u16;
     // As DPDK's vhost: MQ offered, so a virtio driver reads max_virtqueue_pairs (a frontend's own, for virtio_user).
     const mq = opts.queues > 1 ? bit(Feature.NET_F_MQ) : 0n;
-    this.offered = (SUPPORTED_FEATURES | mq) & ~(opts.disable ?? 0n);
+    // Packed rings too, as DPDK's vhost: a frontend that does not ask for them (DPDK's virtio_user without packed_vq=1) keeps split ones.
+    this.offered = (SUPPORTED_FEATURES | mq | bit(Feature.F_RING_PACKED)) & ~(opts.disable ?? 0n);
     this.vrings = Array.from({ length: 2 * opts.queues }, () => VhostDev.freshVring());
   }
 
@@ -291,7 +293,8 @@ export class VhostDev implements Backend {
     const desc = this.uaToGpa(v.desc);
     const avail = this.uaToGpa(v.avail);
     const used = this.uaToGpa(v.used);
-    const ring = desc < 0 || avail < 0 || used < 0 ? 'its addresses are outside the memory table' : Vring.open(this.mem, v.num, desc, avail, used);
+    const packed = has(this.features, Feature.F_RING_PACKED);
+    const ring = desc < 0 || avail < 0 || used < 0 ? 'its addresses are outside the memory table' : packed ? PackedRing.open(this.mem, v.num, desc, avail, used) : Vring.open(this.mem, v.num, desc, avail, used);
     if (typeof ring === 'string') {
       if (strict) throw this.error(Req.SET_VRING_ADDR, `vring ${index}: ${ring}`);
       return;
@@ -308,9 +311,11 @@ export class VhostDev implements Backend {
     if (has(this.features, Feature.RING_F_EVENT_IDX)) flags |= S.F_EVENT_IDX;
     if (has(this.features, Feature.RING_F_INDIRECT_DESC)) flags |= S.F_INDIRECT;
     if (this.opts.availPerPacket) flags |= S.F_AVAIL_PER_PACKET;
+    if (packed) flags |= S.F_PACKED;
     f[st + S.S_FLAGS] = flags;
     // The backend polls: it asks for no kicks (without EVENT_IDX; with it, a stale avail_event does the same).
-    if ((flags & S.F_EVENT_IDX) === 0) Atomics.store(this.u16, ring.used >>> 1, VRING_USED_F_NO_NOTIFY);
+    if (ring instanceof PackedRing) Atomics.store(this.u16, (ring.deviceEvent + PACKED_EVENT_FLAGS) >>> 1, RING_EVENT_FLAGS_DISABLE);
+    else if ((flags & S.F_EVENT_IDX) === 0) Atomics.store(this.u16, ring.used >>> 1, VRING_USED_F_NO_NOTIFY);
     else Atomics.store(this.u16, (ring.used + 4 + 8 * v.num) >>> 1, (f[st + S.S_LAST_AVAIL]! - 1) & 0xffff);
     f[st + S.S_READY] = 1;
     f[st + S.S_GEN]++;

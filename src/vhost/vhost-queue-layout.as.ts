@@ -16,6 +16,9 @@ export const VQ_USED_IDX: u32 = 36;
 export const VQ_AVAIL: u32 = 40;
 export const VQ_SEG_ROOM: u32 = 44;
 export const VQ_ADDRS: u32 = 48;
+export const VQ_WRAP: u32 = 52;
+export const VQ_WRAP_AVAIL: u32 = 1;
+export const VQ_WRAP_USED: u32 = 2;
 export const VQ_F_AVAIL_PER_PACKET: u32 = 1;
 
-export const VHOST_QUEUE_LAYOUT_ID: u32 = 0x7e85c10;
+export const VHOST_QUEUE_LAYOUT_ID: u32 = 0x3747f3d2;

@@ -64,8 +64,16 @@ export const VQ_W_SEG_ROOM = 11;
 export const VQ_ADDRS = 48;
 /** VQ_ADDRS as a u32 index. */
 export const VQ_W_ADDRS = 12;
+/** Call (packed rings): VQ_WRAP_AVAIL and VQ_WRAP_USED, the wrap counters of lastAvail and usedIdx (which are ring positions there, not u16 indices). (u32 at byte 52) */
+export const VQ_WRAP = 52;
+/** VQ_WRAP as a u32 index. */
+export const VQ_W_WRAP = 13;
+/** Packed: the device's avail wrap counter (a descriptor at lastAvail is available when its AVAIL bit equals it and USED does not). */
+export const VQ_WRAP_AVAIL = 1;
+/** Packed: the used wrap counter (the AVAIL and USED bits of the used elements written at usedIdx). */
+export const VQ_WRAP_USED = 2;
 /** Enqueue re-reads the guest's avail index before every packet (the study arm). */
 export const VQ_F_AVAIL_PER_PACKET = 1;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const VHOST_QUEUE_LAYOUT_ID = 0x7e85c10;
+export const VHOST_QUEUE_LAYOUT_ID = 0x3747f3d2;

@@ -29,8 +29,11 @@ before each call. One writer: the polling lcore.`,
     avail: { type: 'u32', at: 40, doc: 'Call (enqueue): avail entries known to be available after lastAvail.' },
     segRoom: { type: 'u32', at: 44, doc: "Call (dequeue): an mbuf's room for packet bytes." },
     addrs: { type: 'u32', at: 48, doc: "Call: heap offset of the scratch where the first pass notes each packet's guest bytes for the second." },
+    wrap: { type: 'u32', at: 52, doc: 'Call (packed rings): VQ_WRAP_AVAIL and VQ_WRAP_USED, the wrap counters of lastAvail and usedIdx (which are ring positions there, not u16 indices).' },
   },
   consts: {
+    VQ_WRAP_AVAIL: { value: 1, doc: "Packed: the device's avail wrap counter (a descriptor at lastAvail is available when its AVAIL bit equals it and USED does not)." },
+    VQ_WRAP_USED: { value: 2, doc: 'Packed: the used wrap counter (the AVAIL and USED bits of the used elements written at usedIdx).' },
     VQ_F_AVAIL_PER_PACKET: { value: 1, doc: "Enqueue re-reads the guest's avail index before every packet (the study arm)." },
   },
 });

@@ -19,6 +19,13 @@
  * an avail index more than a ring ahead stops the queue until the guest
  * fixes it. Nothing a guest writes can make the host throw, loop or touch
  * memory outside the guest's regions.
+ *
+ * A packed ring (VIRTIO_F_RING_PACKED) takes the same two paths: its own
+ * kernels for one-descriptor packets (vhost-packed.as.ts), and for the rest
+ * PackedRing.walk with the same checks and the same scatter and gather. A
+ * used element's flags hand it to the driver, so they are written after its
+ * bytes: the kernels write them after their copies, the general path at
+ * publish, after the copy list is flushed.
  */
 import type { Burst, Heap } from '../eal/heap.js';
 import { Mbufs } from '../mem/mbuf.js';
@@ -26,9 +33,10 @@ import { H_DATA_LEN, H_NB_SEGS, H_PORT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_NEXT
 import type { Mempool } from '../mem/mempool.js';
 import { GuestMemory } from '../virtio/guest-memory.js';
 import { Chain, Vring } from '../virtio/vring.js';
+import { PackedRing, RING_EVENT_FLAGS_DISABLE, descIsAvail, encodeBase, usedFlags, PACKED_EVENT_FLAGS } from '../virtio/packed.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_AVAIL_F_NO_INTERRUPT, needEvent } from '../virtio/virtio-net.js';
 import { CopyList } from './copy-list.js';
-import { VQ_F_AVAIL_PER_PACKET, VQ_W_ADDRS, VQ_W_AVAIL, VQ_W_AVAIL_RING, VQ_W_DESC, VQ_W_FLAGS, VQ_W_LAST_AVAIL, VQ_W_MASK, VQ_W_NUM, VQ_W_PORT, VQ_W_SEG_ROOM, VQ_W_TABLE, VQ_W_USED, VQ_W_USED_IDX } from './vhost-queue-layout.js';
+import { VQ_W_WRAP, VQ_F_AVAIL_PER_PACKET, VQ_W_ADDRS, VQ_W_AVAIL, VQ_W_AVAIL_RING, VQ_W_DESC, VQ_W_FLAGS, VQ_W_LAST_AVAIL, VQ_W_MASK, VQ_W_NUM, VQ_W_PORT, VQ_W_SEG_ROOM, VQ_W_TABLE, VQ_W_USED, VQ_W_USED_IDX } from './vhost-queue-layout.js';
 import { vhostOps, type VhostOps } from './vhost-queue.twin.js';
 import * as S from './vring-state.js';
 
@@ -92,6 +100,16 @@ export class VhostQueue {
   private lastAvail = 0;
   private lastUsed = 0;
   private call = -1;
+  /** A packed ring (else `ring` is the split one), its avail and used positions and their wrap counters. */
+  private packed: PackedRing | null = null;
+  private wa = 0;
+  private wu = 0;
+  /** Packed general path: used elements written but not yet handed back (position, flags), until publish. */
+  private readonly pendPos = new Uint16Array(2 * BUF_VECTOR_MAX + 64);
+  private readonly pendFlags = new Uint16Array(2 * BUF_VECTOR_MAX + 64);
+  private nPend = 0;
+  /** Packed: each chain taken for one packet, its descriptors on the ring. */
+  private readonly descs = new Uint16Array(BUF_VECTOR_MAX);
 
   constructor(
     readonly heap: Heap,
@@ -123,7 +141,9 @@ export class VhostQueue {
     if (gen !== this.gen) {
       this.gen = gen;
       this.ring = null;
-      if (f[this.st + S.S_READY] === 1) {
+      this.packed = null;
+      if (f[this.st + S.S_READY] === 1 && (f[this.st + S.S_FLAGS]! & S.F_PACKED) !== 0) this.openPacked();
+      else if (f[this.st + S.S_READY] === 1) {
         const r = Vring.open(this.mem, f[this.st + S.S_NUM]!, f[this.st + S.S_DESC]!, f[this.st + S.S_AVAIL]!, f[this.st + S.S_USED]!);
         if (typeof r !== 'string') {
           this.ring = r;
@@ -138,7 +158,32 @@ export class VhostQueue {
         }
       }
     }
-    return this.ring !== null;
+    return this.ring !== null || this.packed !== null;
+  }
+
+  private openPacked(): void {
+    const f = this.f64;
+    const r = PackedRing.open(this.mem, f[this.st + S.S_NUM]!, f[this.st + S.S_DESC]!, f[this.st + S.S_AVAIL]!, f[this.st + S.S_USED]!);
+    if (typeof r === 'string') return;
+    this.packed = r;
+    this.num = r.num;
+    this.mask = r.num - 1;
+    this.flags = f[this.st + S.S_FLAGS]!;
+    const a = f[this.st + S.S_LAST_AVAIL]!;
+    const u = f[this.st + S.S_LAST_USED]!;
+    this.lastAvail = (a & 0x7fff) % r.num;
+    this.wa = a >>> 15;
+    this.lastUsed = (u & 0x7fff) % r.num;
+    this.wu = u >>> 15;
+    this.call = f[this.st + S.S_CALL]!;
+    const u32 = this.u32;
+    const w = this.qw;
+    u32[w + VQ_W_DESC] = r.desc;
+    u32[w + VQ_W_NUM] = r.num;
+    u32[w + VQ_W_MASK] = r.num - 1;
+    u32[w + VQ_W_TABLE] = this.memTable;
+    u32[w + VQ_W_PORT] = this.port;
+    u32[w + VQ_W_FLAGS] = 0;
   }
 
   /** The ring's part of the data-path block, for the fast kernels (what the call's part leaves out). */
@@ -170,6 +215,7 @@ export class VhostQueue {
    */
   enqueueBurst(mbufs: Burst, n: number): number {
     if (n === 0 || !this.sync()) return 0;
+    if (this.packed !== null) return this.enqueuePacked(this.packed, mbufs, n);
     const ring = this.ring!;
     const u16 = this.u16;
     const u32 = this.u32;
@@ -306,6 +352,7 @@ export class VhostQueue {
    */
   dequeueBurst(pool: Mempool, mbufs: Burst, n: number): number {
     if (n === 0 || !this.sync()) return 0;
+    if (this.packed !== null) return this.dequeuePacked(this.packed, pool, mbufs, n);
     const ring = this.ring!;
     const u16 = this.u16;
     const f = this.f64;
@@ -422,6 +469,190 @@ export class VhostQueue {
     const e = (ring.used + 4 + 8 * (usedIdx & this.mask)) >>> 2;
     this.u32[e] = head;
     this.u32[e + 1] = 0;
+  }
+
+  /** The packed kernels' call part: positions and wrap counters, and the scratch for their first pass. */
+  private packedCall(want: number): void {
+    if (this.addrs.length < want) this.addrs = this.heap.scratch(ADDRS_KEY, want);
+    const u32 = this.u32;
+    const qw = this.qw;
+    u32[qw + VQ_W_LAST_AVAIL] = this.lastAvail;
+    u32[qw + VQ_W_USED_IDX] = this.lastUsed;
+    u32[qw + VQ_W_WRAP] = this.wa | (this.wu << 1);
+    u32[qw + VQ_W_ADDRS] = this.addrs.byteOffset;
+  }
+
+  /** Moves the avail position by `k` descriptors. */
+  private advanceAvail(k: number): void {
+    this.lastAvail += k;
+    while (this.lastAvail >= this.num) {
+      this.lastAvail -= this.num;
+      this.wa ^= 1;
+    }
+  }
+
+  /** Writes a used element for a chain of `descs` descriptors (its flags at publish), and moves the used position past it. */
+  private packedUsed(ring: PackedRing, id: number, len: number, descs: number, write: boolean): void {
+    ring.used(this.lastUsed, id, len, -1);
+    this.pendPos[this.nPend] = this.lastUsed;
+    this.pendFlags[this.nPend++] = usedFlags(this.wu, write);
+    this.lastUsed += descs;
+    while (this.lastUsed >= this.num) {
+      this.lastUsed -= this.num;
+      this.wu ^= 1;
+    }
+  }
+
+  /** enqueueBurst over a packed ring: the kernel for one-descriptor buffers, then one packet the general way, and again. */
+  private enqueuePacked(ring: PackedRing, mbufs: Burst, n: number): number {
+    const u32 = this.u32;
+    const f = this.f64;
+    const mrg = (this.flags & S.F_MRG_RXBUF) !== 0;
+    const chain = this.chain;
+    let sent = 0;
+    let moved = false;
+    for (; sent < n; sent++) {
+      this.packedCall(n - sent);
+      const done = this.ops.enqueuePacked(this.q, this.lc, mbufs.byteOffset + sent * 4, n - sent);
+      if (done > 0) {
+        moved = true;
+        sent += done;
+        this.advanceAvail(done);
+        this.lastUsed = this.lastAvail; // one descriptor each: used follows avail
+        this.wu = this.wa;
+        if (sent === n) break;
+      }
+      const m = mbufs[sent]!;
+      const need = NET_HDR_SIZE + u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+      // Take chains until the packet fits (one without MRG_RXBUF); nothing is taken unless it all is.
+      let pos = this.lastAvail;
+      let w = this.wa;
+      let k = 0;
+      let g = 0;
+      let cap = 0;
+      let good = 0;
+      let short = false;
+      for (;;) {
+        if (k === BUF_VECTOR_MAX || !descIsAvail(ring.flagsAt(pos), w)) {
+          short = true;
+          break;
+        }
+        const nb = ring.walk(pos, w, chain);
+        const descs = ring.descs;
+        this.heads[k] = ring.id;
+        this.descs[k] = descs;
+        pos += descs;
+        while (pos >= this.num) {
+          pos -= this.num;
+          w ^= 1;
+        }
+        let ok = nb > 0 && g + nb <= BUF_VECTOR_MAX;
+        if (ok) for (let b = 0; b < nb; b++) if (chain.writable[b] === 0) ok = false;
+        if (!ok) {
+          this.written[k++] = -1;
+          continue;
+        }
+        this.written[k] = 0;
+        for (let b = 0; b < nb; b++, g++) {
+          this.gOff[g] = chain.offset[b]!;
+          this.gLen[g] = chain.length[b]!;
+          this.gHead[g] = k;
+          cap += chain.length[b]!;
+        }
+        k++;
+        good++;
+        if (!mrg || cap >= need) break;
+      }
+      if (short) break;
+      this.lastAvail = pos;
+      this.wa = w;
+      if (cap >= need) this.scatterPacket(m, mrg ? good : 1);
+      else f[this.st + S.S_DROPS]++;
+      for (let i = 0; i < k; i++) this.packedUsed(ring, this.heads[i]!, this.written[i]! < 0 ? 0 : this.written[i]!, this.descs[i]!, true);
+      f[this.st + S.S_BAD_CHAINS] += k - good;
+      moved = true;
+      if (this.nPend > this.pendPos.length - BUF_VECTOR_MAX) this.publishPacked(ring);
+    }
+    if (moved) this.publishPacked(ring);
+    return sent;
+  }
+
+  /** dequeueBurst over a packed ring. */
+  private dequeuePacked(ring: PackedRing, pool: Mempool, mbufs: Burst, n: number): number {
+    const f = this.f64;
+    // Available descriptors from our position, up to n (chains count once per descriptor: some mbufs go back).
+    let count = 0;
+    for (let pos = this.lastAvail, w = this.wa; count < n && descIsAvail(ring.flagsAt(pos), w); count++) {
+      if (++pos === this.num) {
+        pos = 0;
+        w ^= 1;
+      }
+    }
+    if (count === 0) return 0;
+    if (pool.allocBulk(mbufs, count) !== count) {
+      f[this.nombuf]++;
+      return 0;
+    }
+    const mb = this.mb;
+    const chain = this.chain;
+    const segRoom = mb.tailroom(mbufs[0]!);
+    this.packedCall(count);
+    this.u32[this.qw + VQ_W_SEG_ROOM] = segRoom;
+    let got = this.ops.dequeuePacked(this.q, this.lc, mbufs.byteOffset, count);
+    let moved = got > 0;
+    this.advanceAvail(got);
+    this.lastUsed = this.lastAvail;
+    this.wu = this.wa;
+    for (let t = got; t < count; t++) {
+      if (!descIsAvail(ring.flagsAt(this.lastAvail), this.wa)) break;
+      const nb = ring.walk(this.lastAvail, this.wa, chain);
+      const descs = ring.descs;
+      const id = ring.id;
+      let total = 0;
+      let ok = nb > 0;
+      for (let b = 0; ok && b < nb; b++) {
+        if (chain.writable[b] !== 0) ok = false;
+        total += chain.length[b]!;
+      }
+      const len = total - NET_HDR_SIZE;
+      if (!ok || len <= 0 || len > MAX_PKT_LEN) {
+        this.advanceAvail(descs);
+        this.packedUsed(ring, id, 0, descs, false);
+        f[this.st + S.S_BAD_CHAINS]++;
+        moved = true;
+        continue;
+      }
+      const m = mbufs[got]!;
+      const nsegs = len <= segRoom ? 1 : 1 + Math.ceil((len - segRoom) / segRoom);
+      if (nsegs > 1 && (nsegs - 1 > BUF_VECTOR_MAX || pool.allocBulk(this.extra, nsegs - 1) !== nsegs - 1)) {
+        f[this.nombuf]++;
+        break;
+      }
+      this.gatherPacket(m, nsegs, len, segRoom);
+      this.advanceAvail(descs);
+      this.packedUsed(ring, id, 0, descs, false);
+      moved = true;
+      got++;
+    }
+    if (got < count) mb.freeBulk(mbufs, count - got, got);
+    if (moved) this.publishPacked(ring);
+    return got;
+  }
+
+  /** Bytes first, then the pending used elements' flags in ring order, then the guest's notification if it wants one. */
+  private publishPacked(ring: PackedRing): void {
+    this.copies.flush();
+    for (let i = 0; i < this.nPend; i++) ring.setFlags(this.pendPos[i]!, this.pendFlags[i]!);
+    this.nPend = 0;
+    const f = this.f64;
+    f[this.st + S.S_LAST_AVAIL] = encodeBase(this.lastAvail, this.wa);
+    f[this.st + S.S_LAST_USED] = encodeBase(this.lastUsed, this.wu);
+    // The driver's area: DISABLE asks for no call; ENABLE and DESC (an event index, answered early) get one.
+    if (this.call >= 0 && Atomics.load(this.u16, (ring.driverEvent + PACKED_EVENT_FLAGS) >>> 1) !== RING_EVENT_FLAGS_DISABLE) {
+      Atomics.add(this.i32, this.call >>> 2, 1);
+      Atomics.notify(this.i32, this.call >>> 2);
+      f[this.st + S.S_CALLS]++;
+    }
   }
 
   /**

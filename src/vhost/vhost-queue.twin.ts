@@ -11,6 +11,7 @@ import { H_DATA_LEN, H_PORT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN
 import { translateIn } from '../virtio/guest-memory.js';
 import { NET_HDR_SIZE } from '../virtio/virtio-net.js';
 import { DESC_SIZE, VRING_DESC_F_WRITE } from '../virtio/vring.js';
+import { PackedTwin } from './vhost-packed.twin.js';
 import { VQ_F_AVAIL_PER_PACKET, VQ_W_ADDRS, VQ_W_AVAIL, VQ_W_AVAIL_RING, VQ_W_DESC, VQ_W_FLAGS, VQ_W_LAST_AVAIL, VQ_W_MASK, VQ_W_NUM, VQ_W_PORT, VQ_W_SEG_ROOM, VQ_W_TABLE, VQ_W_USED, VQ_W_USED_IDX } from './vhost-queue-layout.js';
 
 export interface VhostOps {
@@ -18,17 +19,30 @@ export interface VhostOps {
   enqueue(q: number, lc: number, burst: number, n: number): number;
   /** Dequeue's common case into the burst's fresh mbufs. @returns how many it took. */
   dequeue(q: number, lc: number, burst: number, n: number): number;
+  /** Enqueue's common case over a packed ring (vhost-packed.as.ts). @returns how many it enqueued. */
+  enqueuePacked(q: number, lc: number, burst: number, n: number): number;
+  /** Dequeue's common case over a packed ring. @returns how many it took. */
+  dequeuePacked(q: number, lc: number, burst: number, n: number): number;
 }
 
 /** The kernels when the heap has them, else the twins. */
 export function vhostOps(heap: Heap, mb: Mbufs): VhostOps {
   const k = heap.kernels;
-  if (k === null) return new VhostTwin(heap, mb);
-  return { enqueue: k.fn('vhostEnqueue'), dequeue: k.fn('vhostDequeue') };
+  if (k === null) {
+    const split = new VhostTwin(heap, mb);
+    const packed = new PackedTwin(heap, mb);
+    return {
+      enqueue: (q, lc, b, n) => split.enqueue(q, lc, b, n),
+      dequeue: (q, lc, b, n) => split.dequeue(q, lc, b, n),
+      enqueuePacked: (q, lc, b, n) => packed.enqueue(q, lc, b, n),
+      dequeuePacked: (q, lc, b, n) => packed.dequeue(q, lc, b, n),
+    };
+  }
+  return { enqueue: k.fn('vhostEnqueue'), dequeue: k.fn('vhostDequeue'), enqueuePacked: k.fn('vhostPackedEnqueue'), dequeuePacked: k.fn('vhostPackedDequeue') };
 }
 
 /** The twins: what the kernels do, readable, and their oracle in test/vhost/twins.test.ts. */
-class VhostTwin implements VhostOps {
+class VhostTwin {
   private readonly u8: Uint8Array;
   private readonly u16: Uint16Array;
   private readonly u32: Uint32Array;

@@ -22,6 +22,7 @@ export const VRS_NOMBUF: u32 = 120;
 export const F_MRG_RXBUF: u32 = 1;
 export const F_EVENT_IDX: u32 = 2;
 export const F_INDIRECT: u32 = 4;
+export const F_PACKED: u32 = 16;
 export const F_AVAIL_PER_PACKET: u32 = 8;
 
-export const VRING_STATE_LAYOUT_ID: u32 = 0xe6153154;
+export const VRING_STATE_LAYOUT_ID: u32 = 0xf5907c26;

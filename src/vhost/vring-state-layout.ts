@@ -43,11 +43,11 @@ export const S_CALL = 6;
 export const VRS_KICK = 56;
 /** VRS_KICK as a f64 index. */
 export const S_KICK = 7;
-/** The next avail entry to take (u16 ring index). (f64 at byte 64) */
+/** The next avail entry to take (u16 ring index; packed: position | wrap << 15). (f64 at byte 64) */
 export const VRS_LAST_AVAIL = 64;
 /** VRS_LAST_AVAIL as a f64 index. */
 export const S_LAST_AVAIL = 8;
-/** The next used entry to fill (u16 ring index). (f64 at byte 72) */
+/** The next used entry to fill (u16 ring index; packed: position | wrap << 15). (f64 at byte 72) */
 export const VRS_LAST_USED = 72;
 /** VRS_LAST_USED as a f64 index. */
 export const S_LAST_USED = 9;
@@ -81,8 +81,10 @@ export const F_MRG_RXBUF = 1;
 export const F_EVENT_IDX = 2;
 /** VIRTIO_RING_F_INDIRECT_DESC negotiated. */
 export const F_INDIRECT = 4;
+/** VIRTIO_F_RING_PACKED negotiated: desc is the packed ring, avail and used the driver and device event areas, and lastAvail / lastUsed hold a position with its wrap counter in bit 15 (as SET_VRING_BASE carries them). */
+export const F_PACKED = 16;
 /** The vhost enqueue study's other arm: read the avail index before every packet instead of once per burst. */
 export const F_AVAIL_PER_PACKET = 8;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const VRING_STATE_LAYOUT_ID = 0xe6153154;
+export const VRING_STATE_LAYOUT_ID = 0xf5907c26;

@@ -16,6 +16,8 @@ export const Feature = {
   RING_F_INDIRECT_DESC: 28,
   RING_F_EVENT_IDX: 29,
   F_VERSION_1: 32,
+  /** The packed virtqueue layout (2.8) instead of the split one; dpkit's vhost backend offers it. */
+  F_RING_PACKED: 34,
   /** Buffers are used in the order they were made available (2.7.9 / 2.8.21.2). */
   F_IN_ORDER: 35,
   /** vhost-user: the backend speaks the protocol-feature extension. */

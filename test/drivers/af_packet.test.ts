@@ -5,10 +5,12 @@ import { AF_PACKET_QUEUE_SIZE, AFP_TX_DATA, AFPQ_W_COUNT, AFPQ_W_FRAMES, AFPQ_W_
 import { afPacketOps } from '../../src/drivers/af_packet/af-packet.twin.js';
 import { RX_MAC_OFFSET, ringGeometry } from '../../src/drivers/af_packet/af-packet.js';
 import { Heap } from '../../src/eal/heap.js';
+import { drivers } from '../../src/drivers/index.js';
+import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, assertSameHeaps } from '../helpers.js';
-import { Netns, assertDownWhenDeleted, assertJumboForwarded, assertMacswapReflects, fdCount, netnsUnavailable, onNamespaces, testpmdOn, until } from './netns.js';
+import { Netns, assertDownWhenDeleted, ip, runTag, assertJumboForwarded, assertMacswapReflects, fdCount, netnsUnavailable, onNamespaces, testpmdOn, until } from './netns.js';
 
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
 
@@ -156,6 +158,63 @@ describe('net_af_packet between two network namespaces', { skip }, () => {
     const before = fdCount();
     await onNamespaces(75, (ns) => testpmd(ns, ['--forward-mode=io']), assertDownWhenDeleted);
     assert.equal(fdCount(), before, 'every socket closed');
+  });
+});
+
+/** The MTU and state flags `ip` shows for `iface` (in namespace `ns` when given). */
+function linkShow(iface: string, ns?: string): { mtu: number; line: string } {
+  const line = ip(...(ns ? ['-n', ns] : []), '-o', 'link', 'show', iface);
+  return { mtu: Number(/ mtu (\d+) /.exec(line)![1]), line };
+}
+
+describe('net_af_packet on a veth in a namespace the test makes', { skip }, () => {
+  it("mtuSet sets the interface's MTU, as DPDK's; one too large for a ring frame is refused in one line and nothing changes", async () => {
+    const ns = new Netns(runTag(), 76);
+    const eth = new Ethdev(Heap.create({ size: 32 << 20 }), drivers);
+    try {
+      const small = eth.create(`net_af_packet0,iface=${ns.a.outer}`);
+      const big = eth.create(`net_af_packet1,iface=${ns.b.outer},framesz=10240`);
+      eth.mtuSet(small, 1400);
+      assert.equal(linkShow(ns.a.outer).mtu, 1400);
+      assert.equal(eth.mtuGet(small), 1400);
+      assert.throws(() => eth.mtuSet(small, 9000), /^ArgError: net_af_packet0: MTU 9000: a frame must fit framesz=\d+ \(MTU at most \d+\)$/);
+      assert.equal(linkShow(ns.a.outer).mtu, 1400);
+      assert.equal(eth.mtuGet(small), 1400, 'the recorded MTU is unchanged');
+      eth.mtuSet(big, 9000);
+      assert.equal(linkShow(ns.b.outer).mtu, 9000);
+      for (const p of [small, big]) eth.close(p);
+    } finally {
+      ns.remove();
+    }
+  });
+
+  it('link follows the interface: down when it is set down or its peer drops the carrier, up again after', async () => {
+    const ns = new Netns(runTag(), 77);
+    const heap = Heap.create({ size: 32 << 20 });
+    const eth = new Ethdev(heap, drivers);
+    const pool = Mempool.create(heap, { name: 'carrier', n: 1023, cacheSize: 0 });
+    try {
+      const port = eth.create(`net_af_packet0,iface=${ns.a.outer}`);
+      eth.configure(port, 1, 1);
+      eth.rxQueueSetup(port, 0, 0, pool);
+      eth.txQueueSetup(port, 0, 0);
+      eth.start(port);
+      await until(() => eth.linkUp(port), 'link up');
+      ip('link', 'set', ns.a.outer, 'down');
+      assert.equal(eth.linkUp(port), false, 'administratively down');
+      ip('link', 'set', ns.a.outer, 'up');
+      await until(() => eth.linkUp(port), 'link up again');
+      // The peer inside the namespace goes down: the outer end loses its carrier (NO-CARRIER).
+      ip('-n', ns.a.ns, 'link', 'set', ns.a.inner, 'down');
+      await until(() => linkShow(ns.a.outer).line.includes('NO-CARRIER'), 'no carrier');
+      assert.equal(eth.linkUp(port), false, 'no carrier: link down');
+      ip('-n', ns.a.ns, 'link', 'set', ns.a.inner, 'up');
+      await until(() => eth.linkUp(port), 'carrier back');
+      eth.close(port);
+      assertFull(pool);
+    } finally {
+      ns.remove();
+    }
   });
 });
 

@@ -5,6 +5,8 @@ import { describe, it } from 'node:test';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { drivers } from '../../src/drivers/index.js';
 import { Heap } from '../../src/eal/heap.js';
+import { Mempool } from '../../src/mem/mempool.js';
+import { assertFull } from '../helpers.js';
 import { Testpmd } from '../../src/apps/testpmd/testpmd.js';
 import { parseTestpmdArgs } from '../../src/apps/testpmd/options.js';
 import { tapMac } from '../../src/drivers/tap/tap.js';
@@ -163,6 +165,37 @@ describe('net_tap by default', { skip }, () => {
     eth.close(port);
     assert.equal(fdCount(), fds, 'its fd closed');
     assert.ok(!dtaps().has(mine[0]!), `${mine[0]} removed`);
+  });
+});
+
+describe('net_tap settings that act on the interface', { skip }, () => {
+  it("mtuSet sets the tap's MTU while it is here, and says where to set it once moved; the link follows the tap up and down", async () => {
+    const ns = new Netns(runTag(), 86, false);
+    const heap = Heap.create({ size: 32 << 20 });
+    const eth = new Ethdev(heap, drivers);
+    const pool = Mempool.create(heap, { name: 'tapmtu', n: 1023, cacheSize: 0 });
+    try {
+      const port = eth.create(`net_tap0,iface=${ns.a.inner}`);
+      eth.configure(port, 1, 1);
+      eth.rxQueueSetup(port, 0, 0, pool);
+      eth.txQueueSetup(port, 0, 0);
+      eth.start(port);
+      eth.mtuSet(port, 9000);
+      assert.match(ip('-o', 'link', 'show', ns.a.inner), / mtu 9000 /);
+      assert.throws(() => eth.mtuSet(port, 16200), /^ArgError: net_tap0: MTU 16200: frames are at most 16128 bytes \(MTU at most 16114\)$/);
+      assert.ok(eth.linkUp(port), 'up once started');
+      ip('link', 'set', ns.a.inner, 'down');
+      assert.equal(eth.linkUp(port), false, 'set down: link down');
+      ip('link', 'set', ns.a.inner, 'up');
+      assert.ok(eth.linkUp(port), 'up again');
+      ns.adopt(ns.a);
+      assert.throws(() => eth.mtuSet(port, 1400), new RegExp(`^ArgError: net_tap0: iface=${ns.a.inner} is not in this network namespace; its MTU is set where it is \\(ip link set ${ns.a.inner} mtu 1400\\)$`));
+      assert.equal(eth.mtuGet(port), 9000);
+      eth.close(port);
+      assertFull(pool);
+    } finally {
+      ns.remove();
+    }
   });
 });
 

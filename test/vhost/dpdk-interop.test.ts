@@ -46,11 +46,15 @@ interface Pairing {
   dpdk: (sock: string) => string;
   /** dpkit's port is up (listening, or retrying its connect) before DPDK starts. */
   dpkitFirst: boolean;
+  /** The pair negotiates packed virtqueues (dpkit's backend logs which layout it runs). */
+  packed?: boolean;
 }
 
 const PAIRINGS: Pairing[] = [
-  { what: 'dpkit net_vhost (server) and DPDK virtio_user', dpkit: (s) => `net_vhost0,iface=${s}`, dpdk: (s) => `virtio_user0,path=${s}`, dpkitFirst: true },
+  { what: 'dpkit net_vhost (server) and DPDK virtio_user', dpkit: (s) => `net_vhost0,iface=${s}`, dpdk: (s) => `virtio_user0,path=${s}`, dpkitFirst: true, packed: false },
   { what: 'dpkit net_vhost (client=1) and DPDK virtio_user (server=1)', dpkit: (s) => `net_vhost0,iface=${s},client=1`, dpdk: (s) => `virtio_user0,path=${s},server=1`, dpkitFirst: true },
+  { what: 'dpkit net_vhost and DPDK virtio_user (packed_vq=1)', dpkit: (s) => `net_vhost0,iface=${s}`, dpdk: (s) => `virtio_user0,path=${s},packed_vq=1`, dpkitFirst: true, packed: true },
+  { what: 'dpkit net_vhost and DPDK virtio_user (packed_vq=1, mrg_rxbuf=0)', dpkit: (s) => `net_vhost0,iface=${s}`, dpdk: (s) => `virtio_user0,path=${s},packed_vq=1,mrg_rxbuf=0`, dpkitFirst: true, packed: true },
   { what: 'dpkit virtio_user and DPDK net_vhost (server)', dpkit: (s) => `virtio_user0,path=${s}`, dpdk: (s) => `net_vhost0,iface=${s}`, dpkitFirst: false },
   { what: 'dpkit virtio_user (server=1) and DPDK net_vhost (client=1)', dpkit: (s) => `virtio_user0,path=${s},server=1`, dpdk: (s) => `net_vhost0,iface=${s},client=1`, dpkitFirst: true },
 ];
@@ -94,6 +98,8 @@ describe('vhost-user with real DPDK', { skip: skipDpdk }, () => {
       const tx = heap.burst(32);
       let sent = 0;
       let received = 0;
+      /** Set once DPDK's ports have started: DPDK's virtio_user flushes its rx rings when its port starts. */
+      let peerStarted = false;
       const pump = () => {
         for (let round = 0; round < 64; round++) {
           const n = ethdev.rxBurst(port, 0, rx, 32);
@@ -105,7 +111,7 @@ describe('vhost-user with real DPDK', { skip: skipDpdk }, () => {
           }
           if (n > 0) mb.freeBulk(rx, n);
           received += n;
-          if (sent < SENT && ethdev.linkUp(port)) {
+          if (peerStarted && sent < SENT && ethdev.linkUp(port)) {
             const want = Math.min(32, SENT - sent);
             for (let i = 0; i < want; i++) {
               const m = pool.alloc();
@@ -119,7 +125,9 @@ describe('vhost-user with real DPDK', { skip: skipDpdk }, () => {
         }
       };
       await tp.ready(pump);
+      peerStarted = true;
       await waitFor('the dpkit port to get link', () => ethdev.linkUp(port), pump, tp);
+      if (pair.packed !== undefined) assert.ok(lines.some((l) => l.includes(`link up (${pair.packed ? 'packed' : 'split'} rings)`)), `dpkit's backend runs ${pair.packed ? 'packed' : 'split'} rings:\n${lines.join('\n')}`);
       await tp.command('start', /Press enter to stop|testpmd> $/m, pump);
       // Forward until dpkit's frames are all in DPDK and DPDK's have reached dpkit.
       await waitFor(

@@ -147,7 +147,7 @@ export async function measureKernelPorts(cell: Cell, variant: Variant, config: M
   try {
     await sourceFlowing(n, source);
     const { eal, app } = kernelTestpmdArgs(cell, variant, driver, driver.attach === 'veth' ? [n.s1, n.k1] : [n.t0, n.t1]);
-    const run = runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: false, checkout: variant.checkout });
+    const run = runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: false, checkout: variant.checkout, dpdk: variant.dpdk });
     if (driver.attach === 'tap') await bridgeTap(n, run);
     return await run;
   } finally {

@@ -8,6 +8,7 @@ import { cpus, loadavg, release } from 'node:os';
 import { native } from '../../native/native.js';
 import { version } from '../../package.js';
 import { dpdkTestpmd, dpdkVersion } from './testpmd-run.js';
+import type { DpdkBuild } from './dpdk.js';
 
 export interface MachineFacts {
   cpu: string;
@@ -16,6 +17,8 @@ export interface MachineFacts {
   node: string;
   dpkit: string;
   dpdk: string | null;
+  /** The DPDK builds the run's DPDK arms ran (`--dpdk`, or the one on PATH): version, build flags, path. */
+  dpdkBuilds?: DpdkBuild[];
   /** Whether lcores were pinned (the native shim is built). */
   affinity: boolean;
   loadavg: number[];

@@ -10,8 +10,10 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ArgError } from '../../errors.js';
 import { machineFacts } from './machine.js';
+import { summarize } from './stats.js';
 import { MIN_PAIRS, validateConfig, type Dims, type MatrixConfig } from './matrix.js';
 import { runMatrix } from './matrix-run.js';
+import { resolveDpdkBuilds, runsDpdk, withDpdkBuilds, type DpdkBuild } from './dpdk.js';
 import { benchAliases, presets } from './presets.js';
 import { compareReports, readReport, type BenchReport } from './report.js';
 import { renderHtml } from './render-html.js';
@@ -41,12 +43,18 @@ Matrix options:
   --lcores LIST      only these forwarding lcore counts
   --bursts LIST      these bursts instead of the config's
   --arms LIST        only these arms (the first listed stays the baseline if kept)
+  --dpdk PATH        compare with this DPDK: a dpdk-testpmd binary or a DPDK build directory
+                     (scripts/build-dpdk.sh); repeatable, each an arm dpdk-<version>-<build>
+                     (dpdk-22.11-debian, dpdk-25.11-native) in place of the preset's DPDK arms
   --quick            2 pairs of 1 s runs: a smoke check, not a result
+  --ceiling          also run the ceiling micro-benchmark (null rx+tx with no engine) and
+                     print each arm as a share of it
   --json FILE        the report with every raw sample ('-' for stdout)
   --html FILE        a self-contained HTML report with charts
   --docs FILE        rewrite this preset's generated section of a Markdown file
 Micro-benchmark options:
   --reps N, --duration MS, --warmup MS, --filter TEXT, --quick, --json FILE
+  --dpdk PATH        (vhost) DPDK's pair from this build instead of the one on PATH; repeatable
   --checkout NAME=DIR  also run each case on another built checkout, alternating,
                      and report this tree / NAME with a 95 % interval (repeatable)
 Other:
@@ -76,6 +84,7 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
         bursts: { type: 'string' },
         arms: { type: 'string' },
         quick: { type: 'boolean' },
+        ceiling: { type: 'boolean' },
         json: { type: 'string' },
         html: { type: 'string' },
         docs: { type: 'string' },
@@ -84,6 +93,7 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
         duration: { type: 'string' },
         filter: { type: 'string' },
         checkout: { type: 'string', multiple: true },
+        dpdk: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -113,13 +123,16 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
   }
   if (v.config === undefined && !presets.has(name!)) {
     if (v.preset !== undefined) throw new ArgError(`bench --preset ${name}: unknown (presets: ${[...presets.keys()].join(', ')})`);
-    return microMain(micro, positionals.map((p) => benchAliases.get(p) ?? p), v);
+    return microMain(micro, positionals.map((p) => benchAliases.get(p) ?? p), { ...v, builds: resolveDpdkBuilds(v.dpdk ?? []) });
   }
 
   const base = v.config !== undefined ? await loadConfig(v.config) : structuredClone(presets.get(name!)!);
-  const config = applyOverrides(base, v);
+  const builds = resolveDpdkBuilds(v.dpdk ?? []);
+  if (builds.length > 0 && !base.variants.some(runsDpdk)) throw new ArgError(`bench ${base.name} --dpdk: no arm of ${base.name} runs DPDK`);
+  const config = applyOverrides(withDpdkBuilds(base, builds), v);
   const progress = (line: string) => process.stderr.write(process.stderr.isTTY ? `\r\x1b[K${line}` : `${line}\n`);
-  const report = await runMatrix(config, { progress, command: `dpkit bench ${argv.join(' ')}` });
+  const report = await runMatrix(config, { progress, command: `dpkit bench ${argv.join(' ')}`, ...(builds.length ? { dpdkBuilds: builds } : {}) });
+  if (v.ceiling) report.ceiling = await measureCeiling(micro, v.quick === true, progress);
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
   if (config.pairs < MIN_PAIRS) report.warnings.push(`${config.pairs} pairs per arm: a smoke check, not a result (${MIN_PAIRS} or more)`);
   writeOutputs(report, v);
@@ -127,6 +140,14 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
   const failed = report.cells.reduce((n, c) => n + c.arms.reduce((k, a) => k + (a.failures?.length ?? 0), 0), 0);
   if (failed > 0) process.stderr.write(`dpkit: bench ${config.name}: ${failed} runs failed twice and were left out (see the warnings)\n`);
   return failed > 0 ? 1 : 0;
+}
+
+/** The ceiling micro-benchmark's rows (median Mpps), run after the matrix on the same machine. */
+async function measureCeiling(micro: BenchRegistry, quick: boolean, progress: (line: string) => void): Promise<{ name: string; mpps: number }[]> {
+  const benchmark = await loadBenchmark(micro, 'ceiling');
+  const opts: BenchOptions = quick ? { reps: 3, durationMs: 200, warmupMs: 100, quick: true } : { reps: 5, durationMs: 1000, warmupMs: 300, quick: false };
+  const rows = await runBenchmark(benchmark, opts, progress);
+  return rows.map((r) => ({ name: r.name, mpps: summarize(r.samples).median }));
 }
 
 function writeOutputs(report: BenchReport, v: { json?: string; html?: string; docs?: string }): void {
@@ -195,12 +216,13 @@ export function applyOverrides(config: MatrixConfig, v: Overrides): MatrixConfig
   return validateConfig(c, `bench ${c.name}`);
 }
 
-async function microMain(micro: BenchRegistry, positionals: string[], v: { reps?: string; duration?: string; warmup?: string; quick?: boolean; json?: string; filter?: string; checkout?: string[] }): Promise<number> {
+async function microMain(micro: BenchRegistry, positionals: string[], v: { reps?: string; duration?: string; warmup?: string; quick?: boolean; json?: string; filter?: string; checkout?: string[]; builds: DpdkBuild[] }): Promise<number> {
   const others = (v.checkout ?? []).map(parseCheckout);
   for (const name of positionals) {
     const benchmark = await loadBenchmark(micro, name);
     const defaults = benchmark.defaults ?? {};
     const opts: BenchOptions = v.quick ? { reps: 3, durationMs: 200, warmupMs: 100, quick: true } : { reps: 5, durationMs: 1000, warmupMs: 300, quick: false, ...defaults };
+    if (v.builds.length) opts.dpdk = v.builds;
     if (v.reps !== undefined) opts.reps = int('--reps', v.reps);
     if (v.duration !== undefined) opts.durationMs = int('--duration', v.duration);
     if (v.warmup !== undefined) opts.warmupMs = int('--warmup', v.warmup);

@@ -15,6 +15,7 @@ import { BenchRunError } from '../../errors.js';
 import { schedule } from './schedule.js';
 import { measureMemifPair } from './memif-pair.js';
 import { dpdkTestpmd, runTestpmd } from './testpmd-run.js';
+import { defaultDpdkBuild, runsDpdk, type DpdkBuild } from './dpdk.js';
 
 /** Measures one run of `variant` in `cell`, in Mpps. */
 export type MeasureFn = (cell: Cell, variant: Variant, config: MatrixConfig) => Promise<number>;
@@ -25,7 +26,7 @@ export const measureTestpmd: MeasureFn = (cell, variant, config) => {
   if (ports === 'memif') return measureMemifPair(cell, variant, config);
   if (ports === 'kernel') return measureKernelPorts(cell, variant, config);
   const { eal, app } = testpmdArgs(cell, variant, undefined, ports, ports === 'pcap-replay' ? replayCapture(cell.size) : '', config.nbDesc);
-  return runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: cell.engine === 'txonly', checkout: variant.checkout, watch: variant.watch });
+  return runTestpmd({ system: variant.system ?? 'dpkit', eal, app, seconds: config.seconds, warmup: config.warmup, countTx: cell.engine === 'txonly', checkout: variant.checkout, watch: variant.watch, dpdk: variant.dpdk });
 };
 
 /**
@@ -57,6 +58,7 @@ async function measureVhostUser(cell: Cell, variant: Variant, config: MatrixConf
       startup,
       countTx: !side.measured,
       checkout: side.system === 'dpkit' ? variant.checkout : undefined,
+      dpdk: variant.dpdk,
       prefix: `dpkit-bench-${process.pid}-${name}`,
     });
   try {
@@ -78,8 +80,10 @@ export interface MatrixRunOptions {
   measure?: MeasureFn;
   /** Live progress, one line at a time (the CLI redraws it on stderr). */
   progress?: (line: string) => void;
-  /** Whether DPDK's testpmd can run here (default: whether it is installed). */
+  /** Whether DPDK's testpmd on PATH can run here (default: whether it is installed); arms given a build by --dpdk run regardless. */
   dpdk?: boolean;
+  /** The builds the config's DPDK arms were repeated for (`--dpdk`, withDpdkBuilds), recorded as machine.dpdkBuilds. */
+  dpdkBuilds?: DpdkBuild[];
   command?: string;
 }
 
@@ -88,7 +92,7 @@ export async function runMatrix(config: MatrixConfig, opts: MatrixRunOptions = {
   const measure = opts.measure ?? measureTestpmd;
   const dpdk = opts.dpdk ?? dpdkTestpmd() !== null;
   const warnings: string[] = [];
-  const variants = config.variants.filter((v) => dpdk || (v.system !== 'dpdk' && v.guest !== 'dpdk' && v.peer !== 'dpdk'));
+  const variants = config.variants.filter((v) => dpdk || v.dpdk !== undefined || !runsDpdk(v));
   const skipped = config.variants.filter((v) => !variants.includes(v));
   if (skipped.length) warnings.push(`skipped ${skipped.map((v) => v.name).join(', ')}: dpdk-testpmd is not installed (apt-get install dpdk)`);
   if (variants.length === 0) throw new Error(`bench ${config.name}: no arm can run here`);
@@ -137,13 +141,19 @@ export async function runMatrix(config: MatrixConfig, opts: MatrixRunOptions = {
     title: config.title,
     command: opts.command ?? '',
     config,
-    machine: machineFacts(),
+    machine: { ...machineFacts(), dpdkBuilds: opts.dpdkBuilds ?? dpdkBuildsUsed(variants) },
     started: started.toISOString(),
     finished: new Date().toISOString(),
     cells: results,
     scaling: lcoreScaling(results),
     warnings,
   };
+}
+
+/** Without --dpdk: the build on PATH, when an arm ran it. */
+function dpdkBuildsUsed(variants: Variant[]): DpdkBuild[] {
+  const b = variants.some((v) => runsDpdk(v) && v.dpdk === undefined) ? defaultDpdkBuild(dpdkTestpmd()) : null;
+  return b ? [b] : [];
 }
 
 /**

@@ -39,6 +39,8 @@ export interface Variant {
   peer?: System;
   /** ports 'kernel' only: the kernel-port driver the arm runs (bench/kernel-ports.ts, e.g. 'af_packet'). */
   kernelPort?: string;
+  /** Arms running DPDK only: the dpdk-testpmd its DPDK sides run (`--dpdk PATH`, dpdk.ts); default: the one on PATH. */
+  dpdk?: string;
 }
 
 /** A block of the matrix: its cells are the cross product of these lists. */
@@ -161,6 +163,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     if ((config.ports === 'kernel') !== (v.kernelPort !== undefined)) fail(`variants.${v.name}.kernelPort: expected on every arm of ports 'kernel' and on no other`);
     if (config.ports === 'nicsim' && v.system === 'dpdk') fail(`variants.${v.name}: net_nicsim is dpkit's model NIC; DPDK's testpmd cannot run it`);
     if (v.watch !== undefined && (v.system === 'dpdk' || !Number.isInteger(v.watch.telemetry) || !Number.isInteger(v.watch.metrics) || !Number.isInteger(v.watch.web))) fail(`variants.${v.name}.watch: expected { telemetry: N, metrics: M, web: V }, on a dpkit arm`);
+    if (v.dpdk !== undefined && (typeof v.dpdk !== 'string' || (v.system !== 'dpdk' && v.guest !== 'dpdk' && v.peer !== 'dpdk'))) fail(`variants.${v.name}.dpdk: expected the path of a dpdk-testpmd, on an arm that runs DPDK`);
     if (v.checkout !== undefined) {
       if (v.system === 'dpdk') fail(`variants.${v.name}.checkout: only dpkit arms run another checkout`);
       if (typeof v.checkout !== 'string' || !existsSync(join(v.checkout, 'bin', 'dpkit.js'))) fail(`variants.${v.name}.checkout: ${String(v.checkout)} is not a dpkit checkout (no bin/dpkit.js)`);

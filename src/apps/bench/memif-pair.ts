@@ -53,12 +53,13 @@ export async function measureMemifPair(cell: Cell, variant: Variant, config: Mat
     countTx: false,
     checkout: variant.system === 'dpdk' ? undefined : variant.checkout,
     lead: CLIENT_LEAD,
+    dpdk: variant.dpdk,
     onOutput: (text) => text.includes('Port statistics ====') && startClient(),
   });
   // A server that fails before its first statistics must not leave the client waiting.
   server.catch(() => startClient());
   await serverUp;
-  const client = runTestpmd({ system: peer, ...clientSide, seconds: config.seconds, warmup: config.warmup, countTx: true, lead: 4 });
+  const client = runTestpmd({ system: peer, ...clientSide, seconds: config.seconds, warmup: config.warmup, countTx: true, lead: 4, dpdk: variant.dpdk });
   const [mpps] = await Promise.all([server, client]);
   return mpps;
 }

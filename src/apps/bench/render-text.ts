@@ -4,7 +4,7 @@
  * per cell. Also the text of `--compare`.
  */
 import Table from 'cli-table3';
-import type { BenchReport, Comparison, ReportComparison } from './report.js';
+import { ceilingShare, CEILING_ROW, type BenchReport, type Comparison, type ReportComparison } from './report.js';
 
 const LINE = '------------------------------------------------';
 
@@ -26,11 +26,16 @@ export function renderText(r: BenchReport): string {
   const out: string[] = [];
   out.push(`${r.title}`);
   out.push(`${r.machine.cpu}, ${r.machine.cores} cores, node ${r.machine.node}, DPDK ${r.machine.dpdk ?? 'not installed'}; ${r.config.pairs} pairs x ${r.config.seconds} s (+${r.config.warmup} s warm-up) per arm and cell`);
+  for (const b of r.machine.dpdkBuilds ?? []) out.push(`${b.name}: DPDK ${b.version}, ${b.flags} (${b.path})`);
+  if (r.ceiling) out.push(`ceiling, one lcore, no engine (bench ceiling): ${r.ceiling.map((c) => `${c.name} ${mpps(c.mpps)}`).join(', ')} Mpps; "of ceiling" is an arm's median over ${CEILING_ROW} x lcores`);
   out.push(LINE);
   for (const c of r.cells) {
     const head = `TEST ${c.engine.toUpperCase()} ${c.size}B ${c.lcores}Q ${c.lcores}C${c.burst === 32 ? '' : ` burst ${c.burst}`}${c.txThresh ? ` RS/FREE ${c.txThresh[0]}/${c.txThresh[1]}` : ''}`;
     out.push(`${head}: <arm : Mpps median [min..max]>`);
-    for (const a of c.arms) out.push(` - ${a.name} : ${mpps(a.median)} [${mpps(a.min)}..${mpps(a.max)}]${a.failures?.length ? ` (${a.failures.length} failed runs left out)` : ''}`);
+    for (const a of c.arms) {
+      const share = ceilingShare(r, c.lcores, a.median);
+      out.push(` - ${a.name} : ${mpps(a.median)} [${mpps(a.min)}..${mpps(a.max)}]${share === undefined ? '' : ` (${(share * 100).toFixed(0)} % of ceiling)`}${a.failures?.length ? ` (${a.failures.length} failed runs left out)` : ''}`);
+    }
     if (c.comparisons.length) {
       out.push(`${head}: <B vs A : Before : After>`);
       const med = new Map(c.arms.map((a) => [a.name, a.median]));

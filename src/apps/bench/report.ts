@@ -74,6 +74,20 @@ export interface BenchReport {
   scaling: Scaling[];
   /** Run-wide notes: skipped arms, load, missing peers. */
   warnings: string[];
+  /** `--ceiling`: the ceiling micro-benchmark's rows (bench/ceiling.ts), median Mpps of one lcore with no engine. */
+  ceiling?: { name: string; mpps: number }[];
+}
+
+/** The ceiling row a forwarding cell is read against: null rx+tx with no engine. */
+export const CEILING_ROW = 'null rx+tx';
+
+/**
+ * A dpkit arm's median as a share of the ceiling: the `null rx+tx` row times the
+ * cell's lcores (one lcore's ceiling each); undefined without a ceiling.
+ */
+export function ceilingShare(r: Pick<BenchReport, 'ceiling'>, lcores: number, mpps: number): number | undefined {
+  const row = r.ceiling?.find((c) => c.name === CEILING_ROW);
+  return row && row.mpps > 0 ? mpps / (row.mpps * lcores) : undefined;
 }
 
 /** Fills in an arm's summary from its samples. */

@@ -34,6 +34,8 @@ export interface TestpmdRun {
   watch?: Watch;
   /** Seconds the run may take to start forwarding, beyond the usual (a peer to connect to; default 0). */
   startup?: number;
+  /** DPDK only: the dpdk-testpmd to run (default: the one on PATH, dpdkTestpmd()). */
+  dpdk?: string;
   /** DPDK only: its --file-prefix, when two DPDK testpmds run at once (default: one per bench process). */
   prefix?: string;
   /** Seconds the process may wait for its traffic before it starts (a memif server waits for its client); added to its run time. */
@@ -133,8 +135,8 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
       args.push(`--metrics=127.0.0.1:${WATCH_METRICS_PORT}`, `--web=127.0.0.1:${WATCH_METRICS_PORT + 1}`);
     }
   } else {
-    const path = dpdkTestpmd();
-    if (!path) throw new Error('dpdk-testpmd is not installed');
+    const path = run.dpdk ?? dpdkTestpmd();
+    if (!path) throw new BenchRunError('dpdk-testpmd is not installed (apt-get install dpdk-dev, or give --dpdk PATH)');
     prefix = run.prefix ?? `dpkit-bench-${process.pid}-${runs++}`;
     cmd = 'timeout';
     // DPDK needs ~2.5 s before it forwards, and much longer on a loaded machine or on ports that

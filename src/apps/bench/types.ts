@@ -1,3 +1,4 @@
+import type { DpdkBuild } from './dpdk.js';
 import type { ThreadSpec } from './harness.js';
 
 export interface BenchOptions {
@@ -6,6 +7,8 @@ export interface BenchOptions {
   reps: number;
   /** --quick: a benchmark may also trim its matrix. */
   quick: boolean;
+  /** `--dpdk PATH` (repeatable): the DPDK builds a benchmark that runs DPDK compares with; default: the one on PATH. */
+  dpdk?: DpdkBuild[];
 }
 
 /** One row of a benchmark's table. */

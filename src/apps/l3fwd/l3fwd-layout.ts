@@ -3,15 +3,16 @@
 
 /**
  * What one l3fwd lcore's forward kernel (l3fwd.as.ts, twin l3fwd.twin.ts)
- * reads and writes per burst, as DPDK's struct lcore_conf: the lookup table,
- * the enabled ports, each port's two MAC addresses, and a tx buffer per port
+ * reads and writes per burst, as DPDK's struct lcore_conf: the IPv4 and IPv6
+ * lookup tables, the enabled ports, each port's two MAC addresses and largest
+ * frame, and a tx buffer per port
  * (DPDK's tx_mbufs) that the kernel fills and the lcore's loop sends. The
  * kernel writes the packets it drops into the drop list; the loop frees them.
  * Counters are Float64 slots with one writer, this lcore.
  */
 /** Bytes per l3fwdLcore record. */
 export const L3FWD_LCORE_SIZE = 1280;
-/** Heap offset of the lookup table's header: an Lpm (lpm.record.ts) or a Hash (hash.record.ts) by L3L_FLAG_EM. (u32 at byte 0) */
+/** Heap offset of the IPv4 lookup table's header: an Lpm (lpm.record.ts) or a Hash (hash.record.ts) by L3L_FLAG_EM; 0: IPv4 packets miss. (u32 at byte 0) */
 export const L3L_TABLE = 0;
 /** L3L_TABLE as a u32 index. */
 export const L3L_W_TABLE = 0;
@@ -39,6 +40,10 @@ export const L3L_W_DROPS = 5;
 export const L3L_NB_DROPS = 24;
 /** L3L_NB_DROPS as a u32 index. */
 export const L3L_W_NB_DROPS = 6;
+/** Heap offset of the IPv6 lookup table's header: an Lpm6 (lpm6.record.ts) or a Hash with 48-byte keys by L3L_FLAG_EM; 0: IPv6 packets miss. (u32 at byte 28) */
+export const L3L_TABLE6 = 28;
+/** L3L_TABLE6 as a u32 index. */
+export const L3L_W_TABLE6 = 7;
 /** EM: the 16-byte 5-tuple key of the packet at hand (DPDK's ipv4_5tuple_host). (u8[16] at byte 32) */
 export const L3L_KEY = 32;
 /** Elements of L3L_KEY. */
@@ -59,6 +64,10 @@ export const L3L_F_TX_PACKETS = 8;
 export const L3L_TX_DROPPED = 72;
 /** L3L_TX_DROPPED as a f64 index. */
 export const L3L_F_TX_DROPPED = 9;
+/** EM: the 48-byte key of an IPv6 packet (DPDK's ipv6_5tuple_host). (u8[48] at byte 80) */
+export const L3L_KEY6 = 80;
+/** Elements of L3L_KEY6. */
+export const L3L_KEY6_COUNT = 48;
 /** Handles waiting in each port's tx buffer. (u32[32] at byte 128) */
 export const L3L_TX_LEN = 128;
 /** L3L_TX_LEN as a u32 index. */
@@ -69,6 +78,16 @@ export const L3L_TX_LEN_COUNT = 32;
 export const L3L_MAC = 256;
 /** Elements of L3L_MAC. */
 export const L3L_MAC_COUNT = 512;
+/** Per port: the largest frame it receives, its MTU plus the Ethernet header (--max-pkt-len sets the MTU); a longer one is dropped as a NIC drops it. (u32[32] at byte 768) */
+export const L3L_MAX_LEN = 768;
+/** L3L_MAX_LEN as a u32 index. */
+export const L3L_W_MAX_LEN = 192;
+/** Elements of L3L_MAX_LEN. */
+export const L3L_MAX_LEN_COUNT = 32;
+/** Frames dropped as longer than their port's maxLen (a NIC's rx_oversize / ierrors). (f64 at byte 896) */
+export const L3L_RX_OVERSIZE = 896;
+/** L3L_RX_OVERSIZE as a f64 index. */
+export const L3L_F_RX_OVERSIZE = 112;
 /** Exact-match lookup on the 5-tuple (--lookup em); else LPM on the destination address. */
 export const L3L_FLAG_EM = 1;
 /** Ports an lcore can send to (the port mask is 32 bits). */
@@ -79,4 +98,4 @@ export const L3L_TX_BUF_LEN = 64;
 export const L3L_MAC_STRIDE = 16;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const L3FWD_LAYOUT_ID = 0xb26ecbf5;
+export const L3FWD_LAYOUT_ID = 0xe098aac0;

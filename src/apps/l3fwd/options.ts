@@ -1,8 +1,7 @@
 /**
  * l3fwd's own command line (the argv after `--`), as DPDK 22.11's l3fwd
  * parses it (examples/l3fwd/main.c parse_args): every option of its poll
- * mode. Event mode, ACL and FIB lookups are refused by name; --ipv6 is
- * refused until dpkit has an IPv6 LPM table.
+ * mode. Event mode, ACL and FIB lookups are refused by name.
  */
 import { parseArgs } from 'node:util';
 import { ArgError } from '../../errors.js';
@@ -24,9 +23,13 @@ export interface L3fwdOptions {
   ethDest: Map<number, Uint8Array>;
   ruleIpv4: string | undefined;
   ruleIpv6: string | undefined;
+  /** --ipv6: EM's keys are IPv6 5-tuples (LPM forwards both families either way). */
+  ipv6: boolean;
   parsePtype: boolean;
-  maxPktLen: number;
-  hashEntryNum: number;
+  /** --max-pkt-len: each port's MTU becomes this less the Ethernet header and CRC; undefined keeps the ports' MTU. */
+  maxPktLen: number | undefined;
+  /** --hash-entry-num: EM flows to generate as DPDK <= 21.08 did, instead of the default table; undefined: none. */
+  hashEntryNum: number | undefined;
   rxQueueSize: number;
   txQueueSize: number;
   perPortPool: boolean;
@@ -52,8 +55,9 @@ export const L3FWD_USAGE = `Usage: dpkit l3fwd [EAL options] -- -p PORTMASK [-P]
   --eth-dest=X,MM:MM:MM:MM:MM:MM: Ethernet destination for port X
   --max-pkt-len PKTLEN: maximum packet length in decimal (64-9600)
   --no-numa: Disable numa awareness (dpkit has one heap)
-  --hash-entry-num: Specify the hash entry number in hexadecimal to be setup
-  --ipv6: Set if running ipv6 packets (not yet in dpkit)
+  --hash-entry-num: Specify the hash entry number in hexadecimal to be setup (EM: that many
+                    generated flows, as DPDK <= 21.08)
+  --ipv6: Set if running ipv6 packets (EM: the table holds IPv6 5-tuples; LPM forwards both families)
   --parse-ptype: Set to use software to analyze packet type (dpkit always parses in software)
   --per-port-pool: Use separate buffer pool per port
   --relax-rx-offload: Ask ports only for the rx offloads they have (dpkit asks none)
@@ -64,6 +68,9 @@ export const L3FWD_USAGE = `Usage: dpkit l3fwd [EAL options] -- -p PORTMASK [-P]
   --rule_ipv6=FILE: Specify the ipv6 rules entries file
   --datapath wasm|ts: dpkit's: the forward as a wasm kernel (default) or its TypeScript twin
 `;
+
+/** DPDK's L3FWD_HASH_ENTRIES on x86: the most flows --hash-entry-num may ask for. */
+export const L3FWD_HASH_ENTRIES_MAX = 4 * 1024 * 1024;
 
 /** DPDK's MAX_LCORE_PARAMS. */
 const MAX_LCORE_PARAMS = 1024;
@@ -117,7 +124,6 @@ export function parseL3fwdArgs(args: readonly string[]): L3fwdOptions {
   if (lookup === 'acl' || lookup === 'fib') throw new ArgError(`l3fwd: --lookup ${lookup}: not in dpkit (lpm and em are)`);
   if (lookup !== 'lpm' && lookup !== 'em') throw new ArgError(`l3fwd: Invalid lookup option '${lookup}'! Accepted options: acl, em, lpm, fib`);
   if (modes.length === 0) notes.push('Neither ACL, LPM, EM, or FIB selected, defaulting to LPM');
-  if (v.ipv6) throw new ArgError('l3fwd: --ipv6: dpkit l3fwd forwards IPv4 only so far (no IPv6 LPM table yet)');
   if (v.mode !== undefined && v.mode !== 'poll') throw new ArgError(`l3fwd: --mode ${v.mode}: dpkit runs poll mode only`);
   if (v.alg !== undefined) throw new ArgError('l3fwd: --alg is for ACL lookups, which dpkit does not have');
 
@@ -134,6 +140,10 @@ export function parseL3fwdArgs(args: readonly string[]): L3fwdOptions {
   if (v['parse-ptype']) notes.push('soft parse-ptype is enabled');
   if (v['per-port-pool']) notes.push('per port buffer pool is enabled');
   if (v['hash-entry-num'] !== undefined && lookup !== 'em') notes.push('Hash entry number will be ignored');
+  const emRules = v.ipv6 ? v.rule_ipv6 : v.rule_ipv4;
+  if (v['hash-entry-num'] !== undefined && lookup === 'em' && emRules !== undefined) {
+    throw new ArgError(`l3fwd: --hash-entry-num generates the EM flows; it does not go with --rule_ipv${v.ipv6 ? 6 : 4} (give one)`);
+  }
   return {
     portmask,
     promiscuous: v.P === true,
@@ -142,9 +152,10 @@ export function parseL3fwdArgs(args: readonly string[]): L3fwdOptions {
     ethDest,
     ruleIpv4: v.rule_ipv4,
     ruleIpv6: v.rule_ipv6,
+    ipv6: v.ipv6 === true,
     parsePtype: v['parse-ptype'] === true,
-    maxPktLen: intOption(v['max-pkt-len'], '--max-pkt-len', 64, 9600, 1518),
-    hashEntryNum: v['hash-entry-num'] === undefined ? 4 : hexOption(v['hash-entry-num'], '--hash-entry-num', 1, 1 << 24),
+    maxPktLen: v['max-pkt-len'] === undefined ? undefined : intOption(v['max-pkt-len'], '--max-pkt-len', 64, 9600, 0),
+    hashEntryNum: v['hash-entry-num'] === undefined ? undefined : hexOption(v['hash-entry-num'], '--hash-entry-num', 1, L3FWD_HASH_ENTRIES_MAX),
     rxQueueSize: intOption(v['rx-queue-size'], '--rx-queue-size', 1, 65535, 1024),
     txQueueSize: intOption(v['tx-queue-size'], '--tx-queue-size', 1, 65535, 1024),
     perPortPool: v['per-port-pool'] === true,

@@ -62,6 +62,8 @@ Configuration changes only become active when forwarding is started/restarted.
 
 ${entries([
   ['set verbose (level)', 'Set the debug verbosity level X.'],
+  ['set record-core-cycles (on|off)', 'set record core cycles'],
+  ['set record-burst-stats (on|off)', 'set record burst stats'],
   ['set nbport (num)', 'Set number of ports.'],
   ['set nbcore (num)', 'Set number of cores.'],
   ['set burst (num)', 'Set number of packets per burst.'],

@@ -72,6 +72,9 @@ const COMMANDS: Command[] = [
   cmd('set nbport #n', (p, [n]) => p.setNbPorts(n as number)),
   cmd('set portlist #list', (p, [l]) => p.setPortList(l as number[])),
   cmd('set verbose #n', (p, [n]) => p.setVerbose(n as number)),
+  // As testpmd's: silent, read by the lcores of the next start.
+  cmd('set record-core-cycles on|off', (p, [on]) => void (p.recordCoreCycles = on === 'on')),
+  cmd('set record-burst-stats on|off', (p, [on]) => void (p.recordBurstStats = on === 'on')),
   cmd('set eth-peer #n #word', (p, [n, mac]) => p.setEthPeer(n as number, mac as string)),
   cmd('set promisc all|#n on|off', (p, [w, on], log) => setMode(p, w, on === 'on', 'promiscuous', log)),
   cmd('set allmulti all|#n on|off', (p, [w, on], log) => setMode(p, w, on === 'on', 'all-multicast', log)),

@@ -123,10 +123,21 @@ export class Testpmd {
   /** Stream counters at the last `clear fwd stats all`, by first slot. */
   private slotBase = new Map<number, Float64Array>();
   private closed = false;
+  /** Lcores whose worker died (threw, exited, was killed) in any start: close() reclaims what they held. */
+  private readonly deadLcores = new Set<number>();
   /** Fwd lcore -> its lcoreCycles block (first Float64 slot), when cycles are recorded. */
   private cycleSlots = new Map<number, number>();
   /** Stream stats slot -> its rx and tx burstSpread blocks, with --record-burst-stats. */
   private spreadSlots = new Map<number, [number, number]>();
+  /**
+   * testpmd's record_core_cycles and record_burst_stats: from the command
+   * line, changed by `set record-core-cycles|record-burst-stats on|off`.
+   * Lcores read them when they are launched, so a change acts at the next start.
+   */
+  recordCoreCycles: boolean;
+  recordBurstStats: boolean;
+  /** What the lcores of the last start record: the statistics printed follow these, not a setting changed since. */
+  private recording = { coreCycles: false, burstStats: false, cycles: false };
 
   constructor(
     readonly opts: TestpmdOptions,
@@ -138,6 +149,8 @@ export class Testpmd {
     this.forwardMode = opts.forwardMode;
     this.engineModule = isEnginePath(opts.forwardMode) ? engineModuleUrl(opts.forwardMode, `--forward-mode=${opts.forwardMode}`) : undefined;
     this.placement = placeLcores(opts.lcores, opts.lcoreCpus);
+    this.recordCoreCycles = opts.observe.recordCoreCycles;
+    this.recordBurstStats = opts.observe.recordBurstStats;
     for (const note of this.placement.notes) this.log(`EAL: ${note}`);
     const n = opts.totalNumMbufs;
     const stride = Math.ceil(opts.mbufSize / 64) * 64;
@@ -297,6 +310,8 @@ export class Testpmd {
     this.log(this.fwdConfigText());
     this.log('\n' + this.fwdParamsText());
     const ids = this.fwdLcoreIds();
+    const o = this.opts.observe;
+    this.recording = { coreCycles: this.recordCoreCycles, burstStats: this.recordBurstStats, cycles: this.recordCoreCycles || o.metrics !== undefined || o.web !== undefined };
     const polled = new Int32Array(new SharedArrayBuffer(4));
     const launches = this.streams.map((list, i) => {
       const job: LcoreJob = {
@@ -333,8 +348,7 @@ export class Testpmd {
       await Promise.race([allPolled(polled, launches.length), lc.failed()]);
     } catch (e) {
       await lc.wait().catch(() => {});
-      this.cpuOfLcore = new Map(lc.cpuOf);
-      this.lcores = undefined;
+      this.ended(lc);
       throw e;
     }
     lc.failed().catch((e: Error) => this.reap(lc, e));
@@ -344,15 +358,33 @@ export class Testpmd {
   private async reap(lc: Lcores, e: Error): Promise<void> {
     await lc.wait().catch(() => {});
     if (this.lcores !== lc) return;
-    this.cpuOfLcore = new Map(lc.cpuOf);
-    this.lcores = undefined;
+    this.ended(lc);
     this.onLcoreFailure?.(e);
   }
 
-  /** Whether lcores time their polls: --record-core-cycles, or a metrics page or dashboard that shows busy time. */
+  /** Every lcore of `lc` has exited: forwarding is off, and the dead ones are remembered for close(). */
+  private ended(lc: Lcores): void {
+    this.cpuOfLcore = new Map(lc.cpuOf);
+    for (const id of lc.dead) this.deadLcores.add(id);
+    this.lcores = undefined;
+  }
+
+  /**
+   * Kills forwarding lcore `lcore`'s worker where it stands (worker.terminate()),
+   * as a crash would: forwarding stops as for any failed lcore (the others
+   * leave their loops, the failure names the lcore), and what the dead worker
+   * held (its cache, the burst in its hands) returns to the pool at close().
+   * @throws ArgError when forwarding is not running or `lcore` does not forward.
+   */
+  async killLcore(lcore: number): Promise<void> {
+    const lc = this.lcores;
+    if (!lc) throw new ArgError('Packet forwarding not started');
+    await lc.kill(lcore);
+  }
+
+  /** Whether the last start's lcores time their polls: record-core-cycles, or a metrics page or dashboard that shows busy time. */
   get recordsCycles(): boolean {
-    const o = this.opts.observe;
-    return o.recordCoreCycles || o.metrics !== undefined || o.web !== undefined;
+    return this.recording.cycles;
   }
 
   /** The lcore's lcoreCycles block, zeroed for a new start (testpmd clears its cycle counts at start). */
@@ -365,7 +397,7 @@ export class Testpmd {
 
   /** With --record-burst-stats, the stream's zeroed rx and tx spreads for the lcore job. */
   private spreadsOf(stats: number): { rxSpread?: number; txSpread?: number } {
-    if (!this.opts.observe.recordBurstStats) return {};
+    if (!this.recording.burstStats) return {};
     let slots = this.spreadSlots.get(stats);
     if (!slots) this.spreadSlots.set(stats, (slots = [newBurstSpread(this.heap), newBurstSpread(this.heap)]));
     for (const slot of slots) clearSlots(this.heap, slot, BURST_SPREAD_SIZE);
@@ -393,7 +425,7 @@ export class Testpmd {
 
   /** The burst spread lines of port `p` (its streams' rx and tx, summed), with --record-burst-stats. */
   private burstLines(p: number): string[] {
-    if (!this.opts.observe.recordBurstStats) return [];
+    if (!this.recording.burstStats) return [];
     const sum = (dir: 0 | 1, port: (s: StreamConf) => number) => {
       const out = new Float64Array(BURST_SPREAD_SIZE / 8);
       for (const s of this.streams.flat()) {
@@ -427,8 +459,7 @@ export class Testpmd {
       const done = (await lc.wait()) as LcoreDone[];
       this.gcOfLcore = new Map(done.map((d) => [d.lcoreId, d.gc]));
     } finally {
-      this.cpuOfLcore = new Map(lc.cpuOf);
-      this.lcores = undefined;
+      this.ended(lc);
     }
     return this.fwdStatsText() + '\nDone.';
   }
@@ -489,7 +520,7 @@ export class Testpmd {
     const { ports, total } = this.fwdStats();
     const csum = this.forwardMode === 'csum';
     const text = [...ports].map(([p, s]) => fwdStatsBlock(p, s, csum, this.burstLines(p))).join('\n') + '\n' + accumulatedBlock(total);
-    if (!this.opts.observe.recordCoreCycles) return text;
+    if (!this.recording.coreCycles) return text;
     const tx = this.forwardMode === 'txonly' || this.forwardMode === 'flowgen';
     const busy = this.lcoreCycles().reduce((a, c) => a + c.busyNs, 0);
     return text + cyclesLines(this.forwardMode, busy, tx ? total.txPackets : total.rxPackets);
@@ -740,6 +771,12 @@ export class Testpmd {
       this.log('Done');
     }
     this.pool.flushCache();
+    if (this.deadLcores.size > 0) {
+      // Ports closed, lcores gone: every mbuf not in the pool is one a dead lcore held.
+      const dead = [...this.deadLcores];
+      const n = this.pool.reclaim(dead);
+      this.log(`testpmd: ${n} mbufs held by failed lcore${dead.length > 1 ? 's' : ''} ${dead.join(',')} returned to ${this.pool.name}`);
+    }
     this.pool.checkLeaks();
   }
 

@@ -32,7 +32,8 @@ import type { Mempool } from '../../mem/mempool.js';
 import { pageSize } from '../../native/memory.js';
 import { requireNative } from '../../native/native.js';
 import { ifaceInfo } from '../../native/packet.js';
-import { IfaceLink } from '../iface-link.js';
+import { IfaceLink, setIfaceMtu } from '../iface-link.js';
+import { ETHER_HDR_LEN } from '../../net/ether.js';
 import { TPACKET2_HDRLEN } from './af-packet-layout.js';
 import { AfPacketRxQueue, AfPacketTxQueue, PacketQueuePair, pairMemory, RX_MAC_OFFSET, TPACKET_ALIGN, type AfPacketQueueDesc, type RingGeometry } from './queue-pair.js';
 
@@ -140,6 +141,13 @@ class AfPacketDriver implements EthDriver {
 
   linkSpeed(): number {
     return 10_000; // DPDK's af_packet reports 10G whatever the interface
+  }
+
+  /** As DPDK's eth_dev_mtu_set: refused when a frame of that MTU does not fit a ring frame, else the interface's MTU is set. */
+  mtuSet(mtu: number): void {
+    const room = this.geometry.frameSize - RX_MAC_OFFSET - ETHER_HDR_LEN;
+    if (mtu > room) throw new ArgError(`${this.ctx.name}: MTU ${mtu}: a frame must fit framesz=${this.geometry.frameSize} (MTU at most ${room})`);
+    setIfaceMtu(this.ctx.name, this.link.name, mtu);
   }
 }
 

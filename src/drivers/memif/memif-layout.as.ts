@@ -28,7 +28,7 @@ export const MEMIF_MAX_REGIONS: u32 = 16;
 export const MEMIF_REGION_ENTRY: u32 = 8;
 
 // ---- memifQueue: see memif-layout.ts for why the record is what it is.
-export const MEMIF_QUEUE_SIZE: u32 = 64;
+export const MEMIF_QUEUE_SIZE: u32 = 128;
 export const MQ_RING: u32 = 0;
 export const MQ_MASK: u32 = 4;
 export const MQ_LAST: u32 = 8;
@@ -44,7 +44,15 @@ export const MQ_BUSY: u32 = 44;
 export const MQ_BAD_DESC: u32 = 48;
 export const MQ_FAULT: u32 = 56;
 export const MQ_SEG: u32 = 60;
+export const MQ_HEAD: u32 = 64;
+export const MQ_SLOTS: u32 = 68;
+export const MQ_DONE: u32 = 72;
+export const MQ_NB_DONE: u32 = 76;
+export const MQ_DONE_CAP: u32 = 80;
+export const MQ_CAP: u32 = 84;
 export const MQ_F_C2S: u32 = 1;
+export const MQ_F_ZC: u32 = 2;
+export const MEMIF_ZC_REFILL: u32 = 32;
 export const MQ_NO_FD: u32 = 0xffffffff;
 
-export const MEMIF_LAYOUT_ID: u32 = 0x1ff6d0a1;
+export const MEMIF_LAYOUT_ID: u32 = 0x5ed0e27c;

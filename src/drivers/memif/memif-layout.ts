@@ -76,9 +76,14 @@ export const MEMIF_REGION_ENTRY = 8;
  * the rx and tx kernels (memif.as.ts) and their twins (memif.twin.ts). `ring` is
  * 0 while the link is down; the control plane zeroes it, then waits for `busy`
  * to drop before it unmaps the regions, so no burst ever touches a dead window.
+ * In zero-copy mode (a client with zero-copy=yes) the ring's buffers are the
+ * queue's own mbufs: `slots` holds, per ring slot, the handle of the mbuf the
+ * slot points at (rx: every posted buffer; tx: a sent packet's head, at its last
+ * slot), so a disconnect can give every one back; the second cache line is that
+ * bookkeeping.
  */
 /** Bytes per memifQueue record. */
-export const MEMIF_QUEUE_SIZE = 64;
+export const MEMIF_QUEUE_SIZE = 128;
 /** Heap offset of the ring's header in its region's window; 0 while down. (u32 at byte 0) */
 export const MQ_RING = 0;
 /** MQ_RING as a u32 index. */
@@ -139,10 +144,38 @@ export const MQ_W_FAULT = 14;
 export const MQ_SEG = 60;
 /** MQ_SEG as a u32 index. */
 export const MQ_W_SEG = 15;
+/** Zero-copy: the client's own copy of the index it moves (head), a u16 counter; the ring's copy is the peer's to read, never trusted back. (u32 at byte 64) */
+export const MQ_HEAD = 64;
+/** MQ_HEAD as a u32 index. */
+export const MQ_W_HEAD = 16;
+/** Zero-copy: heap offset of the per-slot mbuf handles (ring-size u32, 0: none). (u32 at byte 68) */
+export const MQ_SLOTS = 68;
+/** MQ_SLOTS as a u32 index. */
+export const MQ_W_SLOTS = 17;
+/** Zero-copy tx: heap offset of a burst the tx kernel leaves consumed (or unsendable) packets in, for the caller to free. (u32 at byte 72) */
+export const MQ_DONE = 72;
+/** MQ_DONE as a u32 index. */
+export const MQ_W_DONE = 18;
+/** Zero-copy tx: packets the last burst left in `done`. (u32 at byte 76) */
+export const MQ_NB_DONE = 76;
+/** MQ_NB_DONE as a u32 index. */
+export const MQ_W_NB_DONE = 19;
+/** Zero-copy tx: capacity of `done`, in handles. (u32 at byte 80) */
+export const MQ_DONE_CAP = 80;
+/** MQ_DONE_CAP as a u32 index. */
+export const MQ_W_DONE_CAP = 20;
+/** Zero-copy rx: the length posted with each buffer (the pool's data room). (u32 at byte 84) */
+export const MQ_CAP = 84;
+/** MQ_CAP as a u32 index. */
+export const MQ_W_CAP = 21;
 /** The queue works a C2S ring (server rx, client tx); else S2C. */
 export const MQ_F_C2S = 1;
+/** Zero-copy: descriptors point at the queue's mbufs in region 0 (the heap's prefix). */
+export const MQ_F_ZC = 2;
+/** Zero-copy rx posts new buffers once this many slots are free (or half the ring), as DPDK's refill threshold. */
+export const MEMIF_ZC_REFILL = 32;
 /** `intFd` when the ring has no eventfd. */
 export const MQ_NO_FD = 0xffffffff;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const MEMIF_LAYOUT_ID = 0x1ff6d0a1;
+export const MEMIF_LAYOUT_ID = 0x5ed0e27c;

@@ -8,7 +8,7 @@
 // offset and length are checked against the region table before any byte
 // moves, so a lying peer costs a skipped packet (counted, and the queue's
 // `fault` set for the control plane), never a write outside its region.
-import { RXQ_STAT_BYTES, RXQ_STAT_NOMBUF, RXQ_STAT_PACKETS, TXQ_STAT_BYTES, TXQ_STAT_PACKETS } from '../../ethdev/stats-layout.as';
+import { RXQ_STAT_BYTES, RXQ_STAT_NOMBUF, RXQ_STAT_PACKETS, TXQ_STAT_BYTES, TXQ_STAT_ERRORS, TXQ_STAT_PACKETS } from '../../ethdev/stats-layout.as';
 import { copyBytes } from '../../mem/copy.as';
 import { mbufFreeBulk, mtod } from '../../mem/mbuf.as';
 import { MBUF_MAX_NB_SEGS, MBUF_SHIFT, M_DATA_LEN, M_NB_SEGS, M_NEXT, M_PKT_LEN, M_PORT } from '../../mem/mbuf-layout.as';
@@ -22,19 +22,26 @@ import {
   MEMIF_DESC_FLAG_NEXT,
   MEMIF_REGION_ENTRY,
   MEMIF_RING_FLAG_MASK_INT,
+  MEMIF_ZC_REFILL,
   MQ_BAD_DESC,
   MQ_BSIZE,
+  MQ_CAP,
+  MQ_DONE,
+  MQ_DONE_CAP,
   MQ_FAULT,
   MQ_FLAGS,
   MQ_F_C2S,
+  MQ_HEAD,
   MQ_KICK,
   MQ_LAST,
   MQ_MASK,
+  MQ_NB_DONE,
   MQ_POOL,
   MQ_PORT,
   MQ_REGIONS,
   MQ_RING,
   MQ_SEG,
+  MQ_SLOTS,
   MQ_STATS,
   MREGS_COUNT,
   MREGS_ENTRIES,
@@ -298,5 +305,219 @@ export function memifTx(q: u32, lc: u32, burst: u32, n: u32): u32 {
   const stats = load<u32>(q, MQ_STATS);
   store<f64>(stats, load<f64>(stats, TXQ_STAT_PACKETS) + <f64>sent, TXQ_STAT_PACKETS);
   store<f64>(stats, load<f64>(stats, TXQ_STAT_BYTES) + <f64>bytes, TXQ_STAT_BYTES);
+  return sent;
+}
+
+// ---- zero-copy (a client with zero-copy=yes): the ring's buffers are mbufs ----
+//
+// Region 0 is the prefix of the heap's memfd holding the rings and every pool,
+// so a descriptor's offset is an mbuf's data address in the heap. The peer
+// (always a server: only a client goes zero-copy, as in DPDK) writes into and
+// reads from our mbufs in place; `slots` remembers which mbuf each slot holds.
+
+/**
+ * memif_rx_zc's refill: posts a fresh mbuf of the queue's pool in every free
+ * slot of the S2C ring (each descriptor: region 0, the mbuf's data address,
+ * the data room as its length), once at least MEMIF_ZC_REFILL slots (or half
+ * the ring) are free, up to the end of the slot array (the slots after the
+ * wrap wait for the next call), then moves head (release). A pool that
+ * cannot give them all posts nothing this time (counted as rx_nombuf).
+ * Returns how many buffers it posted.
+ */
+export function memifRefillZc(q: u32, lc: u32): u32 {
+  const ring = load<u32>(q, MQ_RING);
+  if (ring == 0) return 0;
+  const mask = load<u32>(q, MQ_MASK);
+  const size = mask + 1;
+  const slots = load<u32>(q, MQ_SLOTS);
+  const descs = ring + MRING_DESC;
+  let head = load<u32>(q, MQ_HEAD);
+  const free = size - ((head - load<u32>(q, MQ_LAST)) & 0xffff);
+  const least = size >>> 1 < MEMIF_ZC_REFILL ? size >>> 1 : MEMIF_ZC_REFILL;
+  if (free == 0 || free > size || (free < least && free < size)) return 0;
+  const at = head & mask;
+  const n = size - at < free ? size - at : free; // up to the end of the slot array; the rest next time
+  if (mempoolAllocBulk(load<u32>(q, MQ_POOL), lc, slots + (at << 2), n) != n) {
+    const stats = load<u32>(q, MQ_STATS);
+    store<f64>(stats, load<f64>(stats, RXQ_STAT_NOMBUF) + 1, RXQ_STAT_NOMBUF);
+    return 0;
+  }
+  const cap = load<u32>(q, MQ_CAP);
+  for (let i: u32 = 0; i < n; i++) {
+    const s = at + i;
+    const d = descs + (s << 4);
+    store<u16>(d, 0, MDESC_FLAGS);
+    store<u16>(d, 0, MDESC_REGION);
+    store<u32>(d, cap, MDESC_LENGTH);
+    store<u32>(d, mtod(load<u32>(slots + (s << 2)) << MBUF_SHIFT), MDESC_OFFSET);
+  }
+  head = (head + n) & 0xffff;
+  store<u32>(q, head, MQ_HEAD);
+  atomic.store<u16>(ring + MRING_HEAD, <u16>head);
+  return n;
+}
+
+/**
+ * eth_memif_rx_zc: up to `n` packets the server filled (tail moved past
+ * them), each the mbufs of its slots chained as they are (data_len from
+ * each descriptor, checked against the posted length), stamped with the
+ * port; then the ring refilled. A descriptor longer than its buffer, a chain
+ * longer than an mbuf chain may be, or a tail moved past what was posted is a
+ * fault: reading stops and the control plane disconnects (every mbuf in the
+ * ring goes back then). Returns how many packets.
+ */
+export function memifRxZc(q: u32, lc: u32, burst: u32, n: u32): u32 {
+  const ring = load<u32>(q, MQ_RING);
+  if (ring == 0) return 0;
+  const mask = load<u32>(q, MQ_MASK);
+  const slots = load<u32>(q, MQ_SLOTS);
+  const descs = ring + MRING_DESC;
+  const cap = load<u32>(q, MQ_CAP);
+  const port = load<u32>(q, MQ_PORT);
+  const stats = load<u32>(q, MQ_STATS);
+  let cur = load<u32>(q, MQ_LAST);
+  const posted = (load<u32>(q, MQ_HEAD) - cur) & 0xffff;
+  let avail = (<u32>atomic.load<u16>(ring + MRING_TAIL) - cur) & 0xffff;
+  if (avail > posted) {
+    fault(q); // the server moved tail past the buffers we posted
+    avail = 0;
+  }
+  let got: u32 = 0;
+  let bytes: u64 = 0;
+  while (avail > 0 && got < n) {
+    let k: u32 = 0;
+    let ok = true;
+    let more = true;
+    while (more && k < avail) {
+      const d = descs + (((cur + k) & mask) << 4);
+      if (load<u32>(d, MDESC_LENGTH) > cap || load<u32>(slots + (((cur + k) & mask) << 2)) == 0) ok = false;
+      more = (load<u16>(d, MDESC_FLAGS) & MEMIF_DESC_FLAG_NEXT) != 0;
+      k++;
+    }
+    if (more) {
+      if (avail < posted) break; // the rest of the chain is not there yet
+      ok = false; // a chain over every posted buffer never ends
+    }
+    if (!ok || k > MBUF_MAX_NB_SEGS) {
+      fault(q);
+      break;
+    }
+    const head = load<u32>(slots + ((cur & mask) << 2));
+    let prev: u32 = 0;
+    let sum: u32 = 0;
+    for (let j: u32 = 0; j < k; j++) {
+      const s = slots + (((cur + j) & mask) << 2);
+      const h = load<u32>(s);
+      store<u32>(s, 0);
+      const m = h << MBUF_SHIFT;
+      // Read once more and clamp: the server may rewrite a descriptor after the check above.
+      let len = load<u32>(descs + (((cur + j) & mask) << 4), MDESC_LENGTH);
+      if (len > cap) len = cap;
+      sum += len;
+      store<u16>(m, <u16>len, M_DATA_LEN);
+      store<u16>(m, <u16>port, M_PORT);
+      if (prev != 0) store<u32>(prev, h, M_NEXT);
+      prev = m;
+    }
+    store<u16>(head << MBUF_SHIFT, <u16>k, M_NB_SEGS);
+    store<u32>(head << MBUF_SHIFT, sum, M_PKT_LEN);
+    store<u32>(burst + (got << 2), head);
+    bytes += <u64>sum;
+    got++;
+    cur += k;
+    avail -= k;
+  }
+  store<u32>(q, cur & 0xffff, MQ_LAST);
+  store<f64>(stats, load<f64>(stats, RXQ_STAT_PACKETS) + <f64>got, RXQ_STAT_PACKETS);
+  store<f64>(stats, load<f64>(stats, RXQ_STAT_BYTES) + <f64>bytes, RXQ_STAT_BYTES);
+  memifRefillZc(q, lc);
+  return got;
+}
+
+/**
+ * eth_memif_tx_zc: first the packets the server consumed (tail moved past
+ * their last slot) go to `done`; then each packet of `burst` takes one slot
+ * per segment (region 0, its data address, its data_len, NEXT but on the
+ * last) while its segments fit the free slots, its head remembered at its
+ * last slot, and head moves (release); `kick` as memifTx. A packet whose
+ * bytes lie outside region 0 (a pool made after the connect) cannot be
+ * shared: it is taken, counted as an error and left in `done` too. `nbDone`
+ * says how many handles `done` holds: the caller frees them. Returns how many
+ * packets it took (a prefix of the burst).
+ */
+export function memifTxZc(q: u32, lc: u32, burst: u32, n: u32): u32 {
+  store<u32>(q, 0, MQ_KICK);
+  store<u32>(q, 0, MQ_NB_DONE);
+  const ring = load<u32>(q, MQ_RING);
+  if (ring == 0) return 0;
+  const mask = load<u32>(q, MQ_MASK);
+  const slots = load<u32>(q, MQ_SLOTS);
+  const done = load<u32>(q, MQ_DONE);
+  const doneCap = load<u32>(q, MQ_DONE_CAP);
+  const descs = ring + MRING_DESC;
+  const limit = load<u32>(load<u32>(q, MQ_REGIONS) + MREGS_ENTRIES, 4); // region 0's size
+  let head = load<u32>(q, MQ_HEAD);
+  let last = load<u32>(q, MQ_LAST);
+  let consumed = (<u32>atomic.load<u16>(ring + MRING_TAIL) - last) & 0xffff;
+  if (consumed > ((head - last) & 0xffff)) {
+    fault(q); // the server moved tail past what we sent
+    consumed = 0;
+  }
+  let nd: u32 = 0;
+  for (let i: u32 = 0; i < consumed; i++) {
+    const s = slots + (((last + i) & mask) << 2);
+    const h = load<u32>(s);
+    if (h != 0) {
+      store<u32>(done + (nd << 2), h);
+      nd++;
+      store<u32>(s, 0);
+    }
+  }
+  last = (last + consumed) & 0xffff;
+  store<u32>(q, last, MQ_LAST);
+  let free = mask + 1 - ((head - last) & 0xffff);
+  let sent: u32 = 0;
+  let bytes: u64 = 0;
+  let errors: u32 = 0;
+  while (sent < n) {
+    const h = load<u32>(burst + (sent << 2));
+    const segs = <u32>load<u16>(h << MBUF_SHIFT, M_NB_SEGS);
+    let inside = true;
+    for (let m = h << MBUF_SHIFT; m != 0; m = load<u32>(m, M_NEXT) << MBUF_SHIFT) {
+      if (<u64>mtod(m) + <u64>load<u16>(m, M_DATA_LEN) > <u64>limit) inside = false;
+    }
+    if (!inside) {
+      if (nd == doneCap) break;
+      store<u32>(done + (nd << 2), h);
+      nd++;
+      errors++;
+      sent++;
+      continue;
+    }
+    if (segs > free) break;
+    for (let m = h << MBUF_SHIFT; m != 0; ) {
+      const next = load<u32>(m, M_NEXT);
+      const d = descs + ((head & mask) << 4);
+      store<u16>(d, next != 0 ? <u16>MEMIF_DESC_FLAG_NEXT : 0, MDESC_FLAGS);
+      store<u16>(d, 0, MDESC_REGION);
+      store<u32>(d, <u32>load<u16>(m, M_DATA_LEN), MDESC_LENGTH);
+      store<u32>(d, mtod(m), MDESC_OFFSET);
+      head++;
+      m = next << MBUF_SHIFT;
+    }
+    store<u32>(slots + (((head - 1) & mask) << 2), h);
+    free -= segs;
+    bytes += <u64>load<u32>(h << MBUF_SHIFT, M_PKT_LEN);
+    sent++;
+  }
+  head &= 0xffff;
+  store<u32>(q, head, MQ_HEAD);
+  atomic.store<u16>(ring + MRING_HEAD, <u16>head);
+  store<u32>(q, nd, MQ_NB_DONE);
+  if (sent > errors && (<u32>load<u16>(ring, MRING_FLAGS) & MEMIF_RING_FLAG_MASK_INT) == 0) store<u32>(q, 1, MQ_KICK);
+  const stats = load<u32>(q, MQ_STATS);
+  store<f64>(stats, load<f64>(stats, TXQ_STAT_PACKETS) + <f64>(sent - errors), TXQ_STAT_PACKETS);
+  store<f64>(stats, load<f64>(stats, TXQ_STAT_BYTES) + <f64>bytes, TXQ_STAT_BYTES);
+  store<f64>(stats, load<f64>(stats, TXQ_STAT_ERRORS) + <f64>errors, TXQ_STAT_ERRORS);
   return sent;
 }

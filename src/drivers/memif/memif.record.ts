@@ -79,8 +79,13 @@ One net_memif queue's state in the heap (struct memif_queue): written by the
 control plane at setup and at each connect and disconnect, read and advanced by
 the rx and tx kernels (memif.as.ts) and their twins (memif.twin.ts). \`ring\` is
 0 while the link is down; the control plane zeroes it, then waits for \`busy\`
-to drop before it unmaps the regions, so no burst ever touches a dead window.`,
-    size: 64,
+to drop before it unmaps the regions, so no burst ever touches a dead window.
+In zero-copy mode (a client with zero-copy=yes) the ring's buffers are the
+queue's own mbufs: \`slots\` holds, per ring slot, the handle of the mbuf the
+slot points at (rx: every posted buffer; tx: a sent packet's head, at its last
+slot), so a disconnect can give every one back; the second cache line is that
+bookkeeping.`,
+    size: 128,
     sizeName: 'MEMIF_QUEUE_SIZE',
     prefix: 'MQ',
     index: { u32: 'MQ_W', f64: 'MQ_D' },
@@ -100,9 +105,17 @@ to drop before it unmaps the regions, so no burst ever touches a dead window.`,
       badDesc: { type: 'f64', at: 48, doc: 'Counter: descriptors outside their region, or rings the peer got wrong (the packet is skipped).' },
       fault: { type: 'u32', at: 56, doc: 'Set by a burst that met a bad descriptor or index: the control plane disconnects.' },
       seg: { type: 'u32', at: 60, doc: 'Rx: one-word burst an extra segment is allocated into.' },
+      head: { type: 'u32', at: 64, doc: "Zero-copy: the client's own copy of the index it moves (head), a u16 counter; the ring's copy is the peer's to read, never trusted back." },
+      slots: { type: 'u32', at: 68, doc: 'Zero-copy: heap offset of the per-slot mbuf handles (ring-size u32, 0: none).' },
+      done: { type: 'u32', at: 72, doc: 'Zero-copy tx: heap offset of a burst the tx kernel leaves consumed (or unsendable) packets in, for the caller to free.' },
+      nbDone: { type: 'u32', at: 76, doc: 'Zero-copy tx: packets the last burst left in `done`.' },
+      doneCap: { type: 'u32', at: 80, doc: 'Zero-copy tx: capacity of `done`, in handles.' },
+      cap: { type: 'u32', at: 84, doc: "Zero-copy rx: the length posted with each buffer (the pool's data room)." },
     },
     consts: {
       MQ_F_C2S: { value: 1, doc: 'The queue works a C2S ring (server rx, client tx); else S2C.' },
+      MQ_F_ZC: { value: 2, doc: 'Zero-copy: descriptors point at the queue\'s mbufs in region 0 (the heap\'s prefix).' },
+      MEMIF_ZC_REFILL: { value: 32, doc: 'Zero-copy rx posts new buffers once this many slots are free (or half the ring), as DPDK\'s refill threshold.' },
       MQ_NO_FD: { value: 0xffffffff, doc: '`intFd` when the ring has no eventfd.' },
     },
   },

@@ -27,6 +27,7 @@ import { eventfdCreate, eventfdWrite } from '../../native/eventfd.js';
 import { F_SEAL_SHRINK, fdSeals, mapWindow, memfdCreate, pageSize, unmapWindow } from '../../native/memory.js';
 import { requireNative } from '../../native/native.js';
 import { closeFd } from '../../native/watch.js';
+import { sharedHeapFd } from '../../vhost/shared-heap.js';
 import { parseMac } from '../../net/ether.js';
 import { vdevMac } from '../mac.js';
 import { Channel, MemifSocket, memifLog, type SocketMember } from './channel.js';
@@ -44,8 +45,15 @@ import {
   MDESC_REGION,
   MQ_D_BAD_DESC,
   MQ_F_C2S,
+  MQ_F_ZC,
   MQ_NO_FD,
   MQ_W_BSIZE,
+  MQ_W_CAP,
+  MQ_W_DONE,
+  MQ_W_DONE_CAP,
+  MQ_W_HEAD,
+  MQ_W_NB_DONE,
+  MQ_W_SLOTS,
   MQ_W_BUSY,
   MQ_W_FAULT,
   MQ_W_FLAGS,
@@ -123,6 +131,8 @@ function shrinkable(fd: number): string {
 
 interface Config {
   role: 'server' | 'client';
+  /** Client only: the rings' buffers are the queues' mbufs, in region 0 = the heap's memfd prefix. */
+  zeroCopy: boolean;
   id: number;
   secret: string;
   socket: string;
@@ -144,9 +154,9 @@ function parseConfig(name: string, args: Map<string, string>): Config {
   const roleArg = args.get('role') ?? 'client';
   const role = roleArg === 'server' || roleArg === 'master' ? 'server' : roleArg === 'client' || roleArg === 'slave' ? 'client' : null;
   if (!role) throw new ArgError(`${name}: role=${roleArg}: expected server or client`);
-  if (yesNo(name, args, 'zero-copy', false)) {
-    throw new ArgError(`${name}: zero-copy=yes is not supported: dpkit's net_memif copies packets (use zero-copy=no, the default)`);
-  }
+  const zeroCopy = yesNo(name, args, 'zero-copy', false);
+  // As in DPDK: only the client's buffers can be its own mbufs (the client makes the regions).
+  if (zeroCopy && role === 'server') throw new ArgError(`${name}: zero-copy=yes is for role=client (the client makes the regions; a server copies)`);
   const secret = args.get('secret') ?? '';
   if (Buffer.byteLength(secret, 'latin1') > 23) throw new ArgError(`${name}: secret is ${secret.length} characters; memif allows 23`);
   const socket = args.get('socket') ?? DEFAULT_SOCKET;
@@ -154,6 +164,7 @@ function parseConfig(name: string, args: Map<string, string>): Config {
   const mac = args.get('mac');
   return {
     role,
+    zeroCopy,
     id: intArg(name, args, 'id', 0, 0, 0xffffffff),
     secret,
     socket,
@@ -194,12 +205,15 @@ class MemifRxQueue implements RxQueue {
     this.busy = (q >>> 2) + MQ_W_BUSY;
     const mp = Mempool.attach(heap, { offset: heap.u32[(q >>> 2) + MQ_W_POOL]! });
     this.ops = memifOps(heap, new Mbufs(heap), mp);
+    this.zc = (heap.u32[(q >>> 2) + MQ_W_FLAGS]! & MQ_F_ZC) !== 0;
   }
+
+  private readonly zc: boolean;
 
   rxBurst(burst: Burst, n: number): number {
     // busy brackets every touch of the rings: the control plane parks the queue, then waits for 0.
     Atomics.store(this.i32, this.busy, 1);
-    const got = this.ops.rx(this.q, this.lc, burst.byteOffset, n);
+    const got = this.zc ? this.ops.rxZc(this.q, this.lc, burst.byteOffset, n) : this.ops.rx(this.q, this.lc, burst.byteOffset, n);
     Atomics.store(this.i32, this.busy, 0);
     return got;
   }
@@ -227,16 +241,24 @@ class MemifTxQueue implements TxQueue {
     this.u32 = heap.u32;
     this.w = q >>> 2;
     this.ops = memifOps(heap, this.mb, null);
+    const u32 = heap.u32;
+    this.done = (u32[this.w + MQ_W_FLAGS]! & MQ_F_ZC) !== 0 ? heap.burstAt(u32[this.w + MQ_W_DONE]!, u32[this.w + MQ_W_DONE_CAP]!) : null;
   }
+
+  /** Zero-copy: the burst the tx kernel leaves consumed packets in; null in copy mode. */
+  private readonly done: Burst | null;
 
   txBurst(burst: Burst, n: number): number {
     const w = this.w;
     Atomics.store(this.i32, w + MQ_W_BUSY, 1);
-    const sent = this.ops.tx(this.q, this.lc, burst.byteOffset, n);
+    const done = this.done;
+    const sent = done ? this.ops.txZc(this.q, this.lc, burst.byteOffset, n) : this.ops.tx(this.q, this.lc, burst.byteOffset, n);
     // Only when the receiver asked (no MASK_INT on its ring): DPDK's polling peers never do.
     if (this.u32[w + MQ_W_KICK] !== 0) eventfdWrite(this.u32[w + MQ_W_INT_FD]!);
     Atomics.store(this.i32, w + MQ_W_BUSY, 0);
-    this.mb.freeBulk(burst, sent);
+    // Copy mode is done with the sent packets; zero-copy frees what the server has consumed.
+    if (done) this.mb.freeBulk(done, this.u32[w + MQ_W_NB_DONE]!);
+    else this.mb.freeBulk(burst, sent);
     return sent;
   }
 
@@ -251,6 +273,8 @@ interface Region {
   size: number;
   base: number;
   length: number;
+  /** Zero-copy: the heap itself (its fd is the heap's, nothing is mapped). */
+  heap?: boolean;
 }
 
 /** A ring as ADD_RING described it (server) or as the client laid it out. */
@@ -301,14 +325,23 @@ class MemifDriver implements EthDriver, SocketMember {
     this.heap = ctx.heap;
     if (!this.heap.memory) throw new ArgError(`${ctx.name}: needs a heap over a WebAssembly.Memory (regions are mapped into it)`);
     this.page = pageSize();
-    this.budget = windowBudget(this.cfg.log2, this.cfg.bsize);
+    // A zero-copy client maps no window: its arena holds only its rings, and region 0 is the heap itself,
+    // backed by a memfd now, before any lcore writes to it (backMemory's condition).
+    if (this.cfg.zeroCopy) this.heapFd = sharedHeapFd(this.heap, ctx.name);
+    this.budget = this.cfg.zeroCopy ? Math.ceil((2 * BUDGET_QUEUE_PAIRS * (MEMIF_RING_HDR_SIZE + (MEMIF_DESC_SIZE << this.cfg.log2))) / this.page) * this.page : windowBudget(this.cfg.log2, this.cfg.bsize);
     this.arena = this.heap.reserve(this.budget, Math.max(this.page, 65536), `${ctx.name} region windows`);
     this.regionTable = this.heap.reserve(MEMIF_REGIONS_HDR_SIZE + MEMIF_MAX_REGIONS * MEMIF_REGION_ENTRY, 64, `${ctx.name} region table`);
     this.portId = ctx.portId;
     this.socket = MemifSocket.join(this.cfg.socket, this.cfg.abstract, this);
+    this.mb = new Mbufs(this.heap);
   }
 
   private readonly portId: number;
+  /** Zero-copy client: the heap's memfd (the heap's for life: never closed here). */
+  private heapFd = -1;
+  /** Zero-copy client: each rx queue's pool, whose mbufs the control plane posts at connect. */
+  private rxPools: Mempool[] = [];
+  private readonly mb: Mbufs;
 
   info(): DevInfo {
     const lim = { min: 0, max: 0xffff, align: 1 };
@@ -334,12 +367,24 @@ class MemifDriver implements EthDriver, SocketMember {
     u32[w + MQ_W_FLAGS] = c2s ? MQ_F_C2S : 0;
     u32[w + MQ_W_REGIONS] = this.regionTable;
     u32[w + MQ_W_INT_FD] = MQ_NO_FD;
+    if (this.cfg.zeroCopy) {
+      const size = 1 << this.cfg.log2; // the connection's ring is never larger
+      u32[w + MQ_W_FLAGS] |= MQ_F_ZC;
+      u32[w + MQ_W_SLOTS] = this.heap.reserve(4 * size, 64, `${this.name} queue slots`);
+      if (c2s) {
+        // What one burst can leave: every slot consumed, and as many unshareable packets again.
+        u32[w + MQ_W_DONE] = this.heap.reserve(8 * size, 64, `${this.name} queue done`);
+        u32[w + MQ_W_DONE_CAP] = 2 * size;
+      }
+    }
     return q;
   }
 
   rxQueueSetup(q: number, _nbDesc: number, pool: Mempool, _conf: object, stats: number): RxQueue {
     // The server receives on C2S rings, the client on S2C.
     const block = (this.rxq[q] ||= this.queueBlock(stats, pool.offset, this.role === 'server'));
+    this.heap.u32[(block >>> 2) + MQ_W_CAP] = pool.bufLen - pool.headroom;
+    this.rxPools[q] = pool;
     return new MemifRxQueue(this.heap, block);
   }
 
@@ -420,6 +465,7 @@ class MemifDriver implements EthDriver, SocketMember {
     const log2 = Math.min(h.maxLog2RingSize, this.cfg.log2);
     const bsize = this.cfg.bsize;
     const hdr = MEMIF_RING_HDR_SIZE + (MEMIF_DESC_SIZE << log2);
+    if (this.cfg.zeroCopy) return this.helloZc(nC2s, nS2c, log2, hdr);
     const bufOff = (nC2s + nS2c) * hdr;
     const size = Math.ceil((bufOff + (nC2s + nS2c) * (bsize << log2)) / this.page) * this.page;
     if (size > this.budget) throw new MemifError(this.name, 'Region too large', `${size} bytes; the port's window budget is ${this.budget}`);
@@ -446,6 +492,34 @@ class MemifDriver implements EthDriver, SocketMember {
     const ch = this.ch!;
     ch.enqueue(encodeInit({ version: MEMIF_VERSION, id: this.id, mode: MODE_ETHERNET, secret: this.cfg.secret, name: 'dpkit' }));
     ch.enqueue(encodeAddRegion({ index: 0, size }), fd);
+    for (let i = 0; i < nC2s; i++) ch.enqueue(encodeAddRing({ flags: ADD_RING_FLAG_C2S, index: i, region: 0, offset: this.c2s[i]!.offset, log2RingSize: log2, privateHdrSize: 0 }), this.c2s[i]!.fd);
+    for (let i = 0; i < nS2c; i++) ch.enqueue(encodeAddRing({ flags: 0, index: i, region: 0, offset: this.s2c[i]!.offset, log2RingSize: log2, privateHdrSize: 0 }), this.s2c[i]!.fd);
+    ch.enqueue(encodeConnect(MsgType.CONNECT, this.name));
+  }
+
+  /**
+   * Zero-copy (DPDK's memif_init_regions_and_queues with zero-copy, one region
+   * instead of one per memseg list): region 0 is the prefix of the heap's
+   * memfd up to everything reserved so far, the rings (in this port's arena)
+   * and every pool included, so a descriptor's offset is an mbuf's heap
+   * offset. The server is trusted with that whole prefix, as DPDK's zero-copy
+   * client trusts it with its memsegs.
+   */
+  private helloZc(nC2s: number, nS2c: number, log2: number, hdr: number): void {
+    const size = Math.ceil((this.heap.size - this.heap.free()) / this.page) * this.page;
+    this.regions.push({ fd: this.heapFd, size, base: 0, length: size, heap: true });
+    const u32 = this.heap.u32;
+    this.heap.u8.fill(0, this.arena, this.arena + (nC2s + nS2c) * hdr);
+    for (let i = 0; i < nC2s + nS2c; i++) {
+      const ring = this.arena + i * hdr;
+      u32[(ring + MRING_COOKIE) >>> 2] = MEMIF_COOKIE;
+      const info: RingInfo = { region: 0, offset: ring, log2, fd: eventfdCreate() };
+      if (i < nC2s) this.c2s[i] = info;
+      else this.s2c[i - nC2s] = info;
+    }
+    const ch = this.ch!;
+    ch.enqueue(encodeInit({ version: MEMIF_VERSION, id: this.id, mode: MODE_ETHERNET, secret: this.cfg.secret, name: 'dpkit' }));
+    ch.enqueue(encodeAddRegion({ index: 0, size }), this.heapFd);
     for (let i = 0; i < nC2s; i++) ch.enqueue(encodeAddRing({ flags: ADD_RING_FLAG_C2S, index: i, region: 0, offset: this.c2s[i]!.offset, log2RingSize: log2, privateHdrSize: 0 }), this.c2s[i]!.fd);
     for (let i = 0; i < nS2c; i++) ch.enqueue(encodeAddRing({ flags: 0, index: i, region: 0, offset: this.s2c[i]!.offset, log2RingSize: log2, privateHdrSize: 0 }), this.s2c[i]!.fd);
     ch.enqueue(encodeConnect(MsgType.CONNECT, this.name));
@@ -565,17 +639,20 @@ class MemifDriver implements EthDriver, SocketMember {
       if (rx) u16[(at + MRING_FLAGS) >>> 1] = MEMIF_RING_FLAG_MASK_INT; // we poll
       // A client posts its whole S2C ring at once (its descriptors hold bsize already), so the
       // server can send before the client's first rx burst.
-      if (rx && !server) Atomics.store(u16, (at + MRING_HEAD) >>> 1, 1 << ring.log2);
+      if (rx && !server && !this.cfg.zeroCopy) Atomics.store(u16, (at + MRING_HEAD) >>> 1, 1 << ring.log2);
       const w = q >>> 2;
       u32[w + MQ_W_MASK] = (1 << ring.log2) - 1;
       u32[w + MQ_W_LAST] = 0;
       u32[w + MQ_W_BSIZE] = this.cfg.bsize;
       u32[w + MQ_W_INT_FD] = ring.fd;
       u32[w + MQ_W_FAULT] = 0;
+      u32[w + MQ_W_HEAD] = 0;
       Atomics.store(u32, w + MQ_W_RING, at);
     };
     this.rxq.forEach((q, i) => open(q, server ? this.c2s[i] : this.s2c[i], true));
     this.txq.forEach((q, i) => open(q, server ? this.s2c[i] : this.c2s[i], false));
+    // Zero-copy: the whole S2C ring posted with fresh mbufs, so the server can send at once.
+    if (this.cfg.zeroCopy) this.rxq.forEach((q, i) => q && u32[(q >>> 2) + MQ_W_RING] && memifOps(this.heap, this.mb, this.rxPools[i]!).refillZc(q, this.heap.lcore));
     this.up = true;
     this.connects++;
     memifLog(`${this.name}: connected (${this.role} id=${this.id} on ${this.socket.shown}, peer ${this.remote || 'unnamed'})`);
@@ -598,10 +675,22 @@ class MemifDriver implements EthDriver, SocketMember {
     if (this.role === 'client' && this.started && !this.closed) this.timer = setTimeout(() => this.dial(), RECONNECT_MS).unref();
   }
 
+  /** Zero-copy, once queue `q` is parked: every mbuf its slots hold (posted or sent, not yet consumed) goes back to its pool. */
+  private returnMbufs(q: number): void {
+    const u32 = this.heap.u32;
+    const w = q >>> 2;
+    const slots = this.heap.burstAt(u32[w + MQ_W_SLOTS]!, 1 << this.cfg.log2);
+    this.mb.freeBulk(slots, slots.length); // empty slots hold 0, which freeBulk skips
+    slots.fill(0);
+    u32[w + MQ_W_HEAD] = 0;
+    u32[w + MQ_W_LAST] = 0;
+  }
+
   /**
    * memif_disconnect: link down; every queue parked (ring 0) and waited for,
    * then the windows unmapped and every region fd and eventfd closed. Copy
-   * mode holds no mbufs in the rings: nothing to return to the pools.
+   * mode holds no mbufs in the rings; zero-copy gives back every mbuf its
+   * slots hold, so the pools are full once the link is down.
    */
   private teardown(): void {
     clearInterval(this.timer);
@@ -618,10 +707,12 @@ class MemifDriver implements EthDriver, SocketMember {
       this.heap.u32[(q >>> 2) + MQ_W_INT_FD] = MQ_NO_FD;
     }
     this.heap.u32[(this.regionTable >>> 2) + MREGS_W_COUNT] = 0;
+    if (this.cfg.zeroCopy) for (const q of blocks) this.returnMbufs(q);
     for (const ring of [...this.c2s, ...this.s2c]) if (ring) closeFd(ring.fd);
     this.c2s = [];
     this.s2c = [];
     for (const r of this.regions) {
+      if (r.heap) continue; // the heap's own memfd: nothing mapped, the fd lives with the heap
       try {
         unmapWindow(this.heap.memory!, { offset: r.base, length: r.length });
       } catch {

@@ -8,7 +8,7 @@
  */
 import type { Heap } from '../../eal/heap.js';
 import { queueOps, QueueTwin } from '../../ethdev/queue-ops.js';
-import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats-layout.js';
+import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats-layout.js';
 import type { Mbufs } from '../../mem/mbuf.js';
 import { H_DATA_LEN, H_NB_SEGS, H_PORT, MBUF_HALF_SHIFT, MBUF_MAX_NB_SEGS, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import type { Mempool } from '../../mem/mempool.js';
@@ -20,20 +20,28 @@ import {
   MEMIF_DESC_FLAG_NEXT,
   MEMIF_REGION_ENTRY,
   MEMIF_RING_FLAG_MASK_INT,
+  MEMIF_ZC_REFILL,
   MQ_D_BAD_DESC,
   MQ_F_C2S,
   MQ_SEG,
   MQ_W_BSIZE,
+  MQ_W_CAP,
+  MQ_W_DONE,
+  MQ_W_DONE_CAP,
   MQ_W_FAULT,
   MQ_W_FLAGS,
+  MQ_W_HEAD,
   MQ_W_KICK,
   MQ_W_LAST,
   MQ_W_MASK,
+  MQ_W_NB_DONE,
   MQ_W_PORT,
   MQ_W_REGIONS,
   MQ_W_RING,
+  MQ_W_SLOTS,
   MQ_W_STATS,
   MREGS_ENTRIES,
+  MREGS_W_ENTRIES,
   MREGS_W_COUNT,
   MRING_DESC,
   MRING_FLAGS,
@@ -46,6 +54,12 @@ export interface MemifOps {
   rx(q: number, lc: number, burst: number, n: number): number;
   /** rte_eth_tx_burst's copy into the ring, without the free. @returns how many leading packets went (the caller frees them). */
   tx(q: number, lc: number, burst: number, n: number): number;
+  /** Zero-copy rx (eth_memif_rx_zc): the ring's own mbufs, then a refill. @returns packets received. */
+  rxZc(q: number, lc: number, burst: number, n: number): number;
+  /** Zero-copy tx (eth_memif_tx_zc): consumed packets to the queue's `done`, then the burst's mbufs into the ring. @returns how many leading packets it took. */
+  txZc(q: number, lc: number, burst: number, n: number): number;
+  /** Zero-copy rx's refill: fresh mbufs posted in the ring's free slots. @returns how many. */
+  refillZc(q: number, lc: number): number;
 }
 
 /**
@@ -54,7 +68,10 @@ export interface MemifOps {
  * calls do its checks.
  */
 export function memifOps(heap: Heap, mb: Mbufs, mp: Mempool | null): MemifOps {
-  return queueOps(heap, mp, 'memifRx', 'memifTx', () => new MemifTwin(heap, mb, mp));
+  const copy = queueOps(heap, mp, 'memifRx', 'memifTx', () => new MemifTwin(heap, mb, mp));
+  if (copy instanceof MemifTwin) return copy;
+  const k = heap.kernels!;
+  return { rx: copy.rx, tx: copy.tx, rxZc: k.fn('memifRxZc'), txZc: k.fn('memifTxZc'), refillZc: k.fn('memifRefillZc') };
 }
 
 /** The twins: what the kernels do, readable, and their oracle in the tests. */
@@ -300,6 +317,187 @@ class MemifTwin extends QueueTwin implements MemifOps {
     const stats = u32[w + MQ_W_STATS]! >>> 3;
     f64[stats + TXQ_PACKETS] += sent;
     f64[stats + TXQ_BYTES] += bytes;
+    return sent;
+  }
+
+  // ---- zero-copy: the twins of memifRefillZc, memifRxZc, memifTxZc ----
+
+  refillZc(q: number, _lc: number): number {
+    const { u16, u32, f64 } = this;
+    const w = q >>> 2;
+    const ring = u32[w + MQ_W_RING]!;
+    if (ring === 0) return 0;
+    const mask = u32[w + MQ_W_MASK]!;
+    const size = mask + 1;
+    const slots = u32[w + MQ_W_SLOTS]!;
+    const descs = ring + MRING_DESC;
+    let head = u32[w + MQ_W_HEAD]!;
+    const free = size - ((head - u32[w + MQ_W_LAST]!) & 0xffff);
+    const least = Math.min(size >>> 1, MEMIF_ZC_REFILL);
+    if (free === 0 || free > size || (free < least && free < size)) return 0;
+    const at = head & mask;
+    const n = Math.min(size - at, free);
+    if (this.mp!.allocBulk(this.words, n, (slots >>> 2) + at) !== n) {
+      f64[(u32[w + MQ_W_STATS]! >>> 3) + RXQ_NOMBUF] += 1;
+      return 0;
+    }
+    const cap = u32[w + MQ_W_CAP]!;
+    for (let i = 0; i < n; i++) {
+      const d = descs + ((at + i) << 4);
+      u16[(d + MDESC_FLAGS) >>> 1] = 0;
+      u16[(d + MDESC_REGION) >>> 1] = 0;
+      u32[(d + MDESC_LENGTH) >>> 2] = cap;
+      u32[(d + MDESC_OFFSET) >>> 2] = this.mb.mtod(u32[(slots >>> 2) + at + i]!);
+    }
+    head = (head + n) & 0xffff;
+    u32[w + MQ_W_HEAD] = head;
+    Atomics.store(u16, (ring + MRING_HEAD) >>> 1, head);
+    return n;
+  }
+
+  rxZc(q: number, lc: number, burst: number, n: number): number {
+    const { u16, u32, f64 } = this;
+    const w = q >>> 2;
+    const ring = u32[w + MQ_W_RING]!;
+    if (ring === 0) return 0;
+    const mask = u32[w + MQ_W_MASK]!;
+    const slots = u32[w + MQ_W_SLOTS]! >>> 2;
+    const descs = ring + MRING_DESC;
+    const cap = u32[w + MQ_W_CAP]!;
+    const port = u32[w + MQ_W_PORT]!;
+    const stats = u32[w + MQ_W_STATS]! >>> 3;
+    let cur = u32[w + MQ_W_LAST]!;
+    const posted = (u32[w + MQ_W_HEAD]! - cur) & 0xffff;
+    let avail = (Atomics.load(u16, (ring + MRING_TAIL) >>> 1) - cur) & 0xffff;
+    if (avail > posted) {
+      this.fault(q);
+      avail = 0;
+    }
+    let got = 0;
+    let bytes = 0;
+    while (avail > 0 && got < n) {
+      let k = 0;
+      let ok = true;
+      let more = true;
+      while (more && k < avail) {
+        const d = descs + (((cur + k) & mask) << 4);
+        if (u32[(d + MDESC_LENGTH) >>> 2]! > cap || u32[slots + ((cur + k) & mask)] === 0) ok = false;
+        more = (u16[(d + MDESC_FLAGS) >>> 1]! & MEMIF_DESC_FLAG_NEXT) !== 0;
+        k++;
+      }
+      if (more) {
+        if (avail < posted) break;
+        ok = false;
+      }
+      if (!ok || k > MBUF_MAX_NB_SEGS) {
+        this.fault(q);
+        break;
+      }
+      const head = u32[slots + (cur & mask)]!;
+      let prev = 0;
+      let sum = 0;
+      for (let j = 0; j < k; j++) {
+        const s = slots + ((cur + j) & mask);
+        const h = u32[s]!;
+        u32[s] = 0;
+        // Read once more and clamp: the server may rewrite a descriptor after the check above.
+        const len = Math.min(u32[(descs + (((cur + j) & mask) << 4) + MDESC_LENGTH) >>> 2]!, cap);
+        sum += len;
+        u16[(h << MBUF_HALF_SHIFT) + H_DATA_LEN] = len;
+        u16[(h << MBUF_HALF_SHIFT) + H_PORT] = port;
+        if (prev !== 0) u32[(prev << MBUF_WORD_SHIFT) + W_NEXT] = h;
+        prev = h;
+      }
+      u16[(head << MBUF_HALF_SHIFT) + H_NB_SEGS] = k;
+      u32[(head << MBUF_WORD_SHIFT) + W_PKT_LEN] = sum;
+      u32[(burst >>> 2) + got] = head;
+      bytes += sum;
+      got++;
+      cur += k;
+      avail -= k;
+    }
+    u32[w + MQ_W_LAST] = cur & 0xffff;
+    f64[stats + RXQ_PACKETS] += got;
+    f64[stats + RXQ_BYTES] += bytes;
+    this.refillZc(q, lc);
+    return got;
+  }
+
+  txZc(q: number, _lc: number, burst: number, n: number): number {
+    const { u16, u32, f64 } = this;
+    const w = q >>> 2;
+    u32[w + MQ_W_KICK] = 0;
+    u32[w + MQ_W_NB_DONE] = 0;
+    const ring = u32[w + MQ_W_RING]!;
+    if (ring === 0) return 0;
+    const mask = u32[w + MQ_W_MASK]!;
+    const slots = u32[w + MQ_W_SLOTS]! >>> 2;
+    const done = u32[w + MQ_W_DONE]! >>> 2;
+    const doneCap = u32[w + MQ_W_DONE_CAP]!;
+    const descs = ring + MRING_DESC;
+    const limit = u32[(u32[w + MQ_W_REGIONS]! >>> 2) + MREGS_W_ENTRIES + 1]!; // region 0's size
+    let head = u32[w + MQ_W_HEAD]!;
+    let last = u32[w + MQ_W_LAST]!;
+    let consumed = (Atomics.load(u16, (ring + MRING_TAIL) >>> 1) - last) & 0xffff;
+    if (consumed > ((head - last) & 0xffff)) {
+      this.fault(q);
+      consumed = 0;
+    }
+    let nd = 0;
+    for (let i = 0; i < consumed; i++) {
+      const s = slots + ((last + i) & mask);
+      const h = u32[s]!;
+      if (h !== 0) {
+        u32[done + nd++] = h;
+        u32[s] = 0;
+      }
+    }
+    last = (last + consumed) & 0xffff;
+    u32[w + MQ_W_LAST] = last;
+    let free = mask + 1 - ((head - last) & 0xffff);
+    const b = burst >>> 2;
+    let sent = 0;
+    let bytes = 0;
+    let errors = 0;
+    while (sent < n) {
+      const h = u32[b + sent]!;
+      const segs = u16[(h << MBUF_HALF_SHIFT) + H_NB_SEGS]!;
+      let inside = true;
+      for (let m = h; m !== 0; m = u32[(m << MBUF_WORD_SHIFT) + W_NEXT]!) {
+        if (this.mb.mtod(m) + u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN]! > limit) inside = false;
+      }
+      if (!inside) {
+        if (nd === doneCap) break;
+        u32[done + nd++] = h;
+        errors++;
+        sent++;
+        continue;
+      }
+      if (segs > free) break;
+      for (let m = h; m !== 0; ) {
+        const next = u32[(m << MBUF_WORD_SHIFT) + W_NEXT]!;
+        const d = descs + ((head & mask) << 4);
+        u16[(d + MDESC_FLAGS) >>> 1] = next !== 0 ? MEMIF_DESC_FLAG_NEXT : 0;
+        u16[(d + MDESC_REGION) >>> 1] = 0;
+        u32[(d + MDESC_LENGTH) >>> 2] = u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
+        u32[(d + MDESC_OFFSET) >>> 2] = this.mb.mtod(m);
+        head++;
+        m = next;
+      }
+      u32[slots + ((head - 1) & mask)] = h;
+      free -= segs;
+      bytes += u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
+      sent++;
+    }
+    head &= 0xffff;
+    u32[w + MQ_W_HEAD] = head;
+    Atomics.store(u16, (ring + MRING_HEAD) >>> 1, head);
+    u32[w + MQ_W_NB_DONE] = nd;
+    if (sent > errors && (u16[(ring + MRING_FLAGS) >>> 1]! & MEMIF_RING_FLAG_MASK_INT) === 0) u32[w + MQ_W_KICK] = 1;
+    const stats = u32[w + MQ_W_STATS]! >>> 3;
+    f64[stats + TXQ_PACKETS] += sent - errors;
+    f64[stats + TXQ_BYTES] += bytes;
+    f64[stats + TXQ_ERRORS] += errors;
     return sent;
   }
 }

@@ -56,6 +56,8 @@ import {
 } from '../af_packet/af-packet-layout.js';
 import { afPacketOps, type AfPacketOps } from '../af_packet/af-packet.twin.js';
 import { vdevMac } from '../mac.js';
+import { setIfaceMtu } from '../iface-link.js';
+import { ETHER_HDR_LEN } from '../../net/ether.js';
 
 /** Interface names have at most IFNAMSIZ - 1 bytes. */
 const IFNAMSIZ = 16;
@@ -317,6 +319,13 @@ class TapDriver implements EthDriver {
 
   linkSpeed(): number {
     return 10_000; // DPDK's tap reports 10G
+  }
+
+  /** As DPDK's tap_mtu_set: the tap's MTU (SIOCSIFMTU), while it is in this namespace to be reached by name. */
+  mtuSet(mtu: number): void {
+    if (mtu > TAP_MAX_FRAME - ETHER_HDR_LEN) throw new ArgError(`${this.ctx.name}: MTU ${mtu}: frames are at most ${TAP_MAX_FRAME} bytes (MTU at most ${TAP_MAX_FRAME - ETHER_HDR_LEN})`);
+    if (this.gone || !this.here()) throw new ArgError(`${this.ctx.name}: iface=${this.name} is not in this network namespace; its MTU is set where it is (ip link set ${this.name} mtu ${mtu})`);
+    setIfaceMtu(this.ctx.name, this.name, mtu);
   }
 }
 

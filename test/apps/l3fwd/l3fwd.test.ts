@@ -3,17 +3,22 @@
  * port its route names (LPM on DPDK's default table and on a route file, EM
  * on DPDK's default 5-tuples), with its TTL one less, its header checksum
  * right (checked by our sum and by tshark when installed) and its MACs
- * rewritten; non-IP, IPv6, bad-checksum, TTL-1 and short packets dropped;
- * the kernel and twin datapaths write the same captures; route files with
- * a bad line refused naming file and line.
+ * rewritten; non-IP, bad-checksum, TTL-1 and short packets dropped; IPv6
+ * routed by LPM always and by EM with --ipv6, hop limit one less; DPDK <=
+ * 21.08's generated flows (--hash-entry-num); frames past --max-pkt-len
+ * dropped and counted; the telemetry socket read by dpdk-telemetry.py; the
+ * kernel and twin datapaths write the same captures; route files with a bad
+ * line refused naming file and line.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runL3fwd } from '../../../src/apps/l3fwd/l3fwd.js';
+import { manyFlowsV4, manyFlowsV6, parseIpv6 } from '../../../src/apps/l3fwd/routes.js';
+import { runtimeDir, TELEMETRY_SOCKET } from '../../../src/telemetry/server.js';
 import { ArgError } from '../../../src/errors.js';
 import { readCapture, writeCapture } from '../../pcap/captures.js';
 import { eth, ipv4, ipv6, refSum, udpSeg, tcpSeg, payload } from '../../net/packets.js';
@@ -42,8 +47,17 @@ function udpPkt(src: string, dst: string, tag: number, opts: { sport?: number; d
   if (opts.badCksum) p[11]! ^= 0x5a;
   return eth(0x0800, p, [0x02, 0, 0, 0, 0, 0xee], [0x02, 0, 0, 0, 0, 0xdd]);
 }
+/** A UDP (or TCP) IPv6 packet src → dst with `hops` hop limit, tagged as udpPkt's. */
+function udp6Pkt(src: string, dst: string, tag: number, opts: { sport?: number; dport?: number; hops?: number; proto?: 'udp' | 'tcp'; pad?: number } = {}): Uint8Array {
+  const body = payload(18 + (opts.pad ?? 0), tag);
+  body[0] = tag;
+  const l4 = opts.proto === 'tcp' ? tcpSeg(opts.sport ?? 9, opts.dport ?? 9, body) : udpSeg(opts.sport ?? 9, opts.dport ?? 9, body);
+  const p = ipv6(opts.proto === 'tcp' ? 6 : 17, l4, [...parseIpv6(src)!], [...parseIpv6(dst)!]);
+  if (opts.hops !== undefined) p[7] = opts.hops;
+  return eth(0x86dd, p, [0x02, 0, 0, 0, 0, 0xee], [0x02, 0, 0, 0, 0, 0xdd]);
+}
 /** The tag byte: the first of the payload, past the UDP or TCP header. */
-const tagOf = (frame: Uint8Array) => frame[14 + 20 + (frame[14 + 9] === 6 ? 20 : 8)]!;
+const tagOf = (frame: Uint8Array) => (frame[13] === 0xdd ? frame[14 + 40 + (frame[14 + 6] === 6 ? 20 : 8)]! : frame[14 + 20 + (frame[14 + 9] === 6 ? 20 : 8)]!);
 const pkts = (frames: Uint8Array[]) => frames.map((bytes, i) => ({ bytes, sec: 1_700_000_000 + i, nsec: 0 }));
 
 /** Runs l3fwd over two pcap ports fed `in0` / `in1`. @returns each port's output frames */
@@ -53,7 +67,7 @@ async function l3fwd(name: string, in0: Uint8Array[], in1: Uint8Array[], opts: s
   const lines: string[] = [];
   const report = await runL3fwd(
     [
-      '-l', '0-1', '--no-pci',
+      '-l', '0-1', '--no-pci', '--no-telemetry',
       '--vdev', `net_pcap0,rx_pcap=${path(`${name}-in0.pcap`)},tx_pcap=${path(`${name}-out0.pcap`)}`,
       '--vdev', `net_pcap1,rx_pcap=${path(`${name}-in1.pcap`)},tx_pcap=${path(`${name}-out1.pcap`)}`,
       '--', '-p', '0x3', '--config', '(0,0,1),(1,0,1)', '--datapath', datapath, ...opts,
@@ -76,6 +90,14 @@ function assertForwarded(f: Uint8Array, sent: Uint8Array, p: number): void {
   assert.deepEqual([...f.subarray(34)], [...sent.subarray(34)], 'payload untouched');
 }
 
+/** The IPv6 frame left with its hop limit one less (DPDK 22.11 leaves it) and port `p`'s MACs, the rest as sent. */
+function assertForwarded6(f: Uint8Array, sent: Uint8Array, p: number): void {
+  assert.deepEqual([...f.subarray(0, 6)], [0x02, 0, 0, 0, 0, p], 'destination MAC 02:00:00:00:00:<port>');
+  assert.equal(f[14 + 7], sent[14 + 7]! - 1, 'hop limit decremented');
+  assert.deepEqual([...f.subarray(12, 21)], [...sent.subarray(12, 21)], 'type and IPv6 header to the hop limit untouched');
+  assert.deepEqual([...f.subarray(22)], [...sent.subarray(22)], 'addresses and payload untouched');
+}
+
 function tsharkChecksums(file: string): string[] {
   const r = spawnSync('tshark', ['-r', file, '-o', 'ip.check_checksum:TRUE', '-T', 'fields', '-e', 'ip.ttl', '-e', 'ip.checksum.status'], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(r.status, 0, r.stderr);
@@ -83,7 +105,7 @@ function tsharkChecksums(file: string): string[] {
 }
 
 describe('dpkit l3fwd on pcap ports', () => {
-  it('LPM, default routes: each packet out of its route\'s port (misses and routes to disabled ports back out of the rx port); non-IP, IPv6, bad checksum and TTL 1 dropped', async () => {
+  it('LPM, default routes: each packet out of its route\'s port (misses and routes to disabled ports back out of the rx port); non-IP, bad checksum and TTL 1 dropped', async () => {
     const in0 = [
       udpPkt('10.0.0.1', '198.18.0.5', 1), // port 0
       udpPkt('10.0.0.1', '198.18.1.7', 2), // port 1
@@ -92,7 +114,7 @@ describe('dpkit l3fwd on pcap ports', () => {
       eth(0x0806, new Uint8Array(28)), // ARP: dropped
       udpPkt('10.0.0.1', '198.18.1.7', 6, { badCksum: true }), // dropped
       udpPkt('10.0.0.1', '198.18.1.7', 7, { ttl: 1 }), // dropped
-      eth(0x86dd, ipv6(17, udpSeg(9, 9, payload(8, 1)))), // IPv6 without --ipv6: dropped
+      eth(0x86dd, new Uint8Array(30)), // too short for IPv6: dropped
       eth(0x0800, new Uint8Array(10)), // too short for IPv4: dropped
     ];
     const in1 = [udpPkt('10.0.0.2', '198.18.0.9', 10, { ttl: 2 }), udpPkt('10.0.0.2', '198.18.1.1', 11, { proto: 'tcp' })];
@@ -105,6 +127,115 @@ describe('dpkit l3fwd on pcap ports', () => {
       // tshark's own check: every header checksum good (status 1), TTLs as sent less one.
       assert.deepEqual(tsharkChecksums(path('lpm-out1.pcap')).sort(), ['63\t1', '63\t1']);
     }
+  });
+
+  it('LPM routes IPv6 by DPDK\'s default table beside IPv4, hop limit one less; hop limit 1 dropped', async () => {
+    const in0 = [
+      udp6Pkt('2001:db8::1', '2001:200:0:0::5', 1), // port 0
+      udp6Pkt('2001:db8::1', '2001:200:0:1:ffff::7', 2), // port 1
+      udp6Pkt('2001:db8::1', '2001:200:0:5::1', 3), // port 5, not enabled: rx port 0
+      udp6Pkt('2001:db8::1', '2001:db8:1::1', 4), // no route: rx port 0
+      udp6Pkt('2001:db8::1', '2001:200:0:1::7', 5, { hops: 1 }), // dropped
+      udpPkt('10.0.0.1', '198.18.1.7', 6), // IPv4: port 1
+    ];
+    const in1 = [udp6Pkt('2001:db8::2', '2001:200::9', 10, { proto: 'tcp', hops: 2 })];
+    const { out, report } = await l3fwd('lpm6', in0, in1, []);
+    const sent = new Map([...in0, ...in1].map((f) => [tagOf(f), f]));
+    assert.deepEqual(out.map((o) => o.map(tagOf).sort((a, b) => a - b)), [[1, 3, 4, 10], [2, 6]]);
+    out.forEach((o, p) => o.forEach((f) => (f[13] === 0xdd ? assertForwarded6 : assertForwarded)(f, sent.get(tagOf(f))!, p)));
+    assert.deepEqual(report.lcores.map((l) => [l.rxPackets, l.badPackets, l.txPackets]), [[7, 1, 6]]);
+  });
+
+  it('EM with --ipv6 looks up IPv6 5-tuples (DPDK\'s default flows); IPv4 then misses, as without --ipv6 IPv6 does', async () => {
+    const in1 = [
+      udp6Pkt('2001:200:0:0::1', '2001:200:0:0::', 1), // flow 0: port 0
+      udp6Pkt('2001:200:0:1::1', '2001:200:0:1::', 2), // flow 1: port 1
+      udp6Pkt('2001:200:0:0::1', '2001:200:0:0::', 3, { dport: 10 }), // no such flow: rx port 1
+      udp6Pkt('2001:200:0:0::1', '2001:200:0:0::', 4, { proto: 'tcp' }), // TCP: no such flow
+      udpPkt('198.18.0.1', '198.18.0.0', 5), // IPv4's flow 0, not in the table: rx port 1
+    ];
+    const { out } = await l3fwd('em6', [], in1, ['--lookup', 'em', '--ipv6']);
+    assert.deepEqual(out.map((o) => o.map(tagOf).sort((x, y) => x - y)), [[1], [2, 3, 4, 5]]);
+    const sent = new Map(in1.map((f) => [tagOf(f), f]));
+    out.forEach((o, p) => o.forEach((f) => (f[13] === 0xdd ? assertForwarded6 : assertForwarded)(f, sent.get(tagOf(f))!, p)));
+    const v4 = await l3fwd('em4-v6miss', [], in1, ['--lookup', 'em']);
+    assert.deepEqual(v4.out.map((o) => o.map(tagOf).sort((x, y) => x - y)), [[5], [1, 2, 3, 4]], 'without --ipv6 every IPv6 packet misses and IPv4 flow 0 goes to port 0');
+  });
+
+  it('--hash-entry-num generates DPDK <= 21.08\'s flows: route i % 4 with its destination counting i / 4', async () => {
+    const f = manyFlowsV4(9);
+    assert.deepEqual([f[0], f[5], f[8]].map((r) => [r!.dst >>> 24, (r!.dst >>> 16) & 0xff, (r!.dst >>> 8) & 0xff, r!.dst & 0xff, r!.port, r!.sport, r!.dport, r!.proto]), [
+      [101, 0, 0, 0, 0, 11, 101, 6],
+      [201, 0, 0, 1, 1, 12, 102, 6],
+      [101, 0, 0, 2, 0, 11, 101, 6],
+    ]);
+    assert.equal(manyFlowsV4(4 * 65537)[4 * 65536]!.dst, ((101 << 24) | (1 << 16)) >>> 0, 'the third byte counts past 65535');
+    const g = manyFlowsV6(6)[5]!;
+    assert.deepEqual([[...g.dst.subarray(0, 2)], [...g.dst.subarray(13)], g.port], [[0xfe, 0x90], [0, 0, 1], 1]);
+    const in0 = [
+      udpPkt('100.10.0.1', '101.0.0.2', 1, { proto: 'tcp', sport: 11, dport: 101 }), // flow 8: port 0
+      udpPkt('200.20.0.1', '201.0.0.3', 2, { proto: 'tcp', sport: 12, dport: 102 }), // flow 13: port 1
+      udpPkt('200.20.0.1', '201.0.0.4', 3, { proto: 'tcp', sport: 12, dport: 102 }), // flow 17: past 0x10, rx port 0
+      udpPkt('198.18.1.1', '198.18.1.0', 4), // 22.11's default flow, not generated: rx port 0
+    ];
+    const { out } = await l3fwd('many', in0, [], ['-E', '--hash-entry-num', '0x10']);
+    assert.deepEqual(out.map((o) => o.map(tagOf).sort((x, y) => x - y)), [[1, 3, 4], [2]]);
+    await assert.rejects(runL3fwd(['-l', '0-1', '--no-telemetry', '--', '-p', '0x1', '-E', '--hash-entry-num', '0x10', `--rule_ipv4=${path('x.cfg')}`]), /--hash-entry-num generates the EM flows/);
+    await assert.rejects(runL3fwd(['-l', '0-1', '--no-telemetry', '--', '-p', '0x1', '-E', '--hash-entry-num', '0x400001']), /--hash-entry-num 0x400001/);
+  });
+
+  it('--max-pkt-len sets each port\'s MTU; longer frames are dropped and counted as oversize', async () => {
+    // 100 less header and CRC: MTU 82, frames up to 96 bytes.
+    const in0 = [udpPkt('10.0.0.1', '198.18.1.1', 1), udpPkt('10.0.0.1', '198.18.1.1', 2), udp6Pkt('2001:db8::1', '2001:200:0:1::1', 3, { pad: 20 })];
+    in0[1] = eth(0x0800, ipv4(17, udpSeg(9, 9, Uint8Array.of(2, ...payload(60, 2))), ip4('10.0.0.1'), ip4('198.18.1.1')), [2, 0, 0, 0, 0, 0xee], [2, 0, 0, 0, 0, 0xdd]);
+    assert.ok(in0[0]!.length <= 96 && in0[1]!.length > 96 && in0[2]!.length > 96);
+    const { out, report } = await l3fwd('mtu', in0, [], ['--max-pkt-len', '100']);
+    assert.deepEqual(out.map((o) => o.map(tagOf)), [[], [1]]);
+    assert.deepEqual(report.lcores.map((l) => [l.rxOversize, l.badPackets]), [[2, 0]]);
+    const dflt = await l3fwd('mtu-default', in0, [], []);
+    assert.deepEqual(dflt.out.map((o) => o.map(tagOf).sort()), [[], [1, 2, 3]], 'without --max-pkt-len the MTU stays 1500');
+    await assert.rejects(runL3fwd(['-l', '0-1', '--no-telemetry', '--vdev', 'net_null0', '--', '-p', '0x1', '--config', '(0,0,1)', '--max-pkt-len', '64']), /Invalid max packet length: 64 \(port 0\): MTU \(46\) < device min MTU/);
+    await assert.rejects(runL3fwd(['-l', '0-1', '--no-telemetry', '--', '-p', '0x1', '--max-pkt-len', '9601']), /--max-pkt-len 9601/);
+  });
+
+  it('serves DPDK\'s telemetry socket while it runs: dpdk-telemetry.py reads its ports and counters', { skip: !existsSync('/usr/bin/dpdk-telemetry.py') && !REQUIRED && 'dpdk-telemetry.py is not installed' }, async () => {
+    const prefix = `dpkit-l3fwd-tel-${process.pid}`;
+    writeCapture(path('tel-in.pcap'), pkts([udpPkt('10.0.0.1', '198.18.1.1', 1), udp6Pkt('2001:db8::1', '2001:200:0:1::1', 2)]));
+    const lines: string[] = [];
+    const run = runL3fwd(
+      ['-l', '0-1', '--file-prefix', prefix, '--vdev', `net_pcap0,rx_pcap=${path('tel-in.pcap')},infinite_rx=1`, '--vdev', 'net_null1', '--', '-p', '0x3', '--config', '(0,0,1),(1,0,1)'],
+      { log: (l) => lines.push(l) },
+    );
+    const sock = `${runtimeDir(prefix)}/${TELEMETRY_SOCKET}`;
+    try {
+      for (let i = 0; i < 600 && !lines.some((l) => l.includes('entering main loop')); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(existsSync(sock), 'socket made');
+      // An asynchronous client: the server answers on this process's event loop.
+      const ask = (cmds: string[]) =>
+        new Promise<Record<string, unknown>[]>((resolve, reject) => {
+          const c = spawn('dpdk-telemetry.py', ['-f', prefix], { stdio: ['pipe', 'pipe', 'pipe'] });
+          let text = '';
+          c.stdout.on('data', (d: Buffer) => (text += d.toString()));
+          c.on('error', reject);
+          c.on('close', (code) => (code === 0 ? resolve(text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)) : reject(new Error(`dpdk-telemetry.py exited ${code}: ${text}`))));
+          c.stdin.end(cmds.join('\n') + '\n');
+        });
+      let rx = 0;
+      for (let i = 0; i < 100 && rx === 0; i++) {
+        const [st] = (await ask(['/ethdev/stats,0'])) as [Record<string, Record<string, number>>];
+        rx = st['/ethdev/stats']!['ipackets']!;
+      }
+      const [list, params, l3] = (await ask(['/ethdev/list', '/eal/app_params', '/dpkit/l3fwd'])) as [Record<string, number[]>, Record<string, string[]>, Record<string, Record<string, number>[]>];
+      assert.deepEqual(list['/ethdev/list'], [0, 1]);
+      assert.deepEqual(params['/eal/app_params'], ['-p', '0x3', '--config', '(0,0,1),(1,0,1)']);
+      assert.ok(rx > 0, 'port 0 received, as telemetry shows');
+      assert.ok(l3['/dpkit/l3fwd']![0]!['rx_packets']! > 0 && l3['/dpkit/l3fwd']![0]!['lcore'] === 1);
+    } finally {
+      process.emit('SIGINT', 'SIGINT');
+      const report = await run;
+      assert.ok(report.poolsFull);
+    }
+    assert.equal(existsSync(sock), false, 'socket removed at exit');
   });
 
   it('the kernel and twin datapaths write the same captures', async () => {

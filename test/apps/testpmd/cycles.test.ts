@@ -50,3 +50,27 @@ describe('testpmd --record-core-cycles --record-burst-stats', () => {
     assert.doesNotMatch(r.stdout, /bursts :|CPU cycles/);
   });
 });
+
+describe('set record-core-cycles|record-burst-stats on|off', () => {
+  it("act at the next start, as testpmd's: the statistics of a run follow what its lcores recorded", () => {
+    const commands = ['start', 'set record-core-cycles on', 'set record-burst-stats on', 'show fwd stats all', 'stop', 'start', 'set record-core-cycles off', 'set record-burst-stats off', 'stop', 'start', 'stop', 'set record-core-cycles bogus'];
+    const r = testpmd(['-l', '0-1', '--no-telemetry', '--', '-i', '--total-num-mbufs=8192'], commands.join('\n') + '\nquit\n');
+    assert.equal(r.code, 0, r.stderr);
+    const out = r.stdout.split('testpmd> ').slice(1, commands.length + 1);
+    const [, on, bursts, shown, stop1, , off, , stop2, , stop3, bogus] = out;
+    // Silent, as testpmd's.
+    assert.equal(on, '');
+    assert.equal(bursts, '');
+    assert.equal(off, '');
+    // Turned on while forwarding: the running lcores record nothing, and nothing is claimed.
+    for (const text of [shown!, stop1!]) {
+      assert.match(text, /Accumulated forward statistics/);
+      assert.doesNotMatch(text, /bursts :|CPU cycles/);
+    }
+    // The next start records both, though they were turned off again while it ran.
+    assert.match(stop2!, /RX-bursts : \d+ \[/);
+    assert.match(stop2!, /CPU cycles\/packet=[\d.]+ \(total cycles=\d+ \/ total io packets=\d+\) at 1000 MHz Clock/);
+    assert.doesNotMatch(stop3!, /bursts :|CPU cycles/);
+    assert.match(bogus!, /Bad arguments/);
+  });
+});
