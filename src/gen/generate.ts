@@ -9,6 +9,7 @@
  */
 import { setImmediate as yieldNow, setTimeout as sleepMs } from 'node:timers/promises';
 import { ArgError } from '../errors.js';
+import { nowNs } from '../eal/clock.js';
 import type { Burst, Heap } from '../eal/heap.js';
 import type { Ethdev } from '../ethdev/ethdev.js';
 import type { Mbufs } from '../mem/mbuf.js';
@@ -70,7 +71,7 @@ export interface GenerateOptions {
   tolerance?: number;
   /** A burst leaving later than this after its deadline counts its packets late. Default 100 000 ns. */
   lateNs?: number;
-  /** The clock. Default the process's monotonic clock (performance.now). */
+  /** The clock. Default `monotonicClock` (nowNs()). */
   clock?: GenClock;
   /** Stops the run early (the report covers the schedule up to the stop). */
   signal?: AbortSignal;
@@ -120,9 +121,9 @@ export interface GenReport {
   verdict: string;
 }
 
-/** performance.now in ns, and timers for long waits. */
+/** nowNs() (the one clock of every lcore and of the probes' timestamps), and timers for long waits. */
 export const monotonicClock: GenClock = {
-  now: () => performance.now() * 1e6,
+  now: nowNs,
   sleep: async (ns) => {
     await (ns > 0 ? sleepMs(ns / 1e6) : yieldNow());
   },
