@@ -16,6 +16,7 @@ import type { BenchRegistry } from '../src/apps/bench/types.js';
 export const benchmarks: BenchRegistry = {
   api: () => import('./api.js'),
   ceiling: () => import('./ceiling.js'),
+  gen: () => import('./gen.js'),
   machine: () => import('./machine.js'),
   l3fwd: () => import('./l3fwd.js'),
   lpm: () => import('./lpm.js'),

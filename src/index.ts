@@ -40,3 +40,5 @@ export type { ReplayOptions } from './gen/replay.js';
 export type { EthSpec, FieldVarSpec, Ipv4Spec, Ipv6Spec, RawField, SizeRange, SizeSpec, StreamSpec, TcpSpec, UdpSpec, VaryMode } from './gen/stream.js';
 export type { BurstPattern, ConstantPattern, Pacer, PatternSpec, RampPattern } from './gen/pacer.js';
 export type { PacedSource } from './gen/generate.js';
+export type { ProbeStreamStats } from './gen/probe.js';
+export type { LatencySummary } from './gen/hist.js';

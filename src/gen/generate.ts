@@ -9,11 +9,13 @@
  */
 import { setImmediate as yieldNow, setTimeout as sleepMs } from 'node:timers/promises';
 import { ArgError } from '../errors.js';
+import { nowNs } from '../eal/clock.js';
 import type { Burst, Heap } from '../eal/heap.js';
 import type { Ethdev } from '../ethdev/ethdev.js';
 import type { Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
 import { genOps, type GenOps } from './gen.twin.js';
+import { ProbeRx, ProbeTx, probeStreamStats, type ProbeStreamStats } from './probe.js';
 import { countBefore, makePacer, parseRate, type Pacer, type PatternSpec } from './pacer.js';
 import { buildStream, writeStream, type StreamSpec } from './stream.js';
 
@@ -70,12 +72,20 @@ export interface GenerateOptions {
   tolerance?: number;
   /** A burst leaving later than this after its deadline counts its packets late. Default 100 000 ns. */
   lateNs?: number;
-  /** The clock. Default the process's monotonic clock (performance.now). */
+  /** The clock. Default `monotonicClock` (nowNs()). */
   clock?: GenClock;
   /** Stops the run early (the report covers the schedule up to the stop). */
   signal?: AbortSignal;
   /** Called after every burst sent (tests, traces). */
   onBurst?: GenBurstHook;
+  /**
+   * Latency, loss and order on every packet: each packet carries a probe (its
+   * last 16 bytes: stream, sequence number, tx time; checksums stay valid),
+   * and `rxPort` is polled between bursts and checked. Default false.
+   */
+  latency?: boolean;
+  /** With `latency`: the port whose rx queue 0 the packets come back on. Default the tx port (a loopback such as net_ring). */
+  rxPort?: number;
 }
 
 /** One stream's account. */
@@ -104,6 +114,8 @@ export interface GenStreamReport {
   achievedBps: number;
   /** Whether the asked rate was kept (nothing dropped, achieved within the tolerance). */
   kept: boolean;
+  /** With `latency`: what came back, lost, duplicated, reordered, and the latency distribution. */
+  latency?: ProbeStreamStats;
 }
 
 /** A run's account. */
@@ -120,9 +132,9 @@ export interface GenReport {
   verdict: string;
 }
 
-/** performance.now in ns, and timers for long waits. */
+/** nowNs() (the one clock of every lcore and of the probes' timestamps), and timers for long waits. */
 export const monotonicClock: GenClock = {
-  now: () => performance.now() * 1e6,
+  now: nowNs,
   sleep: async (ns) => {
     await (ns > 0 ? sleepMs(ns / 1e6) : yieldNow());
   },
@@ -133,6 +145,8 @@ const SLEEP_ABOVE_NS = 2e6;
 const SLEEP_MARGIN_NS = 1e6;
 /** A spinning run yields to the event loop this often, so signals and timers run. */
 const YIELD_EVERY_NS = 20e6;
+/** With latency, the run ends once nothing came back for this long. */
+const DRAIN_IDLE_NS = 10e6;
 
 /** One source of packets for the paced loop: its schedule and how a burst of it is made. */
 export interface PacedSource {
@@ -158,7 +172,7 @@ interface RunStream extends PacedSource {
 }
 
 /** What the paced loop takes beyond its sources (checked by its callers). */
-export type PacedOptions = Pick<GenerateOptions, 'port' | 'queue' | 'duration' | 'burst' | 'pool' | 'tolerance' | 'lateNs' | 'clock' | 'signal' | 'onBurst'>;
+export type PacedOptions = Pick<GenerateOptions, 'port' | 'queue' | 'duration' | 'burst' | 'pool' | 'tolerance' | 'lateNs' | 'clock' | 'signal' | 'onBurst' | 'latency' | 'rxPort'>;
 
 /** Checks what every run takes. @throws ArgError naming the option */
 function checkRunOptions(opts: PacedOptions & { count?: number }): void {
@@ -228,6 +242,20 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
   const txq = ethdev.txQueue(opts.port ?? 0, opts.queue ?? 0);
   const streams: RunStream[] = sources.map((src) => ({ ...src, next: 0, sent: 0, bytes: 0, txDropped: 0, noMbuf: 0, late: 0, maxLateNs: 0, lastDepartNs: 0 }));
   const burst: Burst = heap.burst(burstSize);
+  // Latency: a stamper per stream, one checker polled between bursts on the rx port.
+  const stampers = opts.latency ? streams.map((_, k) => ProbeTx.create(heap, k)) : [];
+  const checker = opts.latency ? ProbeRx.create(heap, { streams: streams.length }) : null;
+  const rxq = checker ? ethdev.rxQueue(opts.rxPort ?? opts.port ?? 0, 0) : null;
+  const rxb: Burst = heap.burst(burstSize);
+  /** Receives and checks one burst. @returns how many came */
+  const poll = (): number => {
+    const n = rxq!.rxBurst(rxb, burstSize);
+    if (n > 0) {
+      checker!.check(rxb, n);
+      mbufs.freeBulk(rxb, n);
+    }
+    return n;
+  };
 
   const send = (k: number, st: RunStream, deadline: number, now: number): void => {
     const n = Math.min(burstSize, st.planned - st.next);
@@ -238,6 +266,7 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
       return;
     }
     let bytes = st.fill(burst, first, n);
+    if (checker) stampers[k]!.stamp(burst, n);
     const sent = txq.txBurst(burst, n);
     if (sent < n) {
       for (let i = sent; i < n; i++) bytes -= mbufs.pktLen(burst[i]!);
@@ -274,10 +303,13 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
           break;
         }
         send(k, st, d, now);
+        // A loopback's ring must not fill while the sender catches up.
+        if (checker) poll();
         // Each burst's departure is its own: a sender catching up takes time too.
         now = clock.now() - t0;
       }
     }
+    if (checker) poll();
     if (nextDeadline === Infinity) break;
     const wait = nextDeadline - (clock.now() - t0);
     if (wait > SLEEP_ABOVE_NS) {
@@ -289,7 +321,15 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
     }
   }
   const endNs = clock.now() - t0;
+  if (checker) {
+    // What is still in flight: poll until nothing came for DRAIN_IDLE_NS.
+    for (let idleSince = clock.now(); clock.now() - idleSince < DRAIN_IDLE_NS; ) {
+      if (poll() > 0) idleSince = clock.now();
+      else await clock.sleep(0);
+    }
+  }
   const reports = streams.map((st) => report(st, interrupted ? Math.min(now, durationNs) : durationNs, tolerance));
+  if (checker) reports.forEach((r, k) => (r.latency = probeStreamStats([checker], k, stampers[k]!.sent)));
   const kept = !interrupted && reports.every((r) => r.kept);
   return { streams: reports, elapsedNs: endNs, kept, interrupted, verdict: verdict(reports, kept, interrupted, lateNs) };
 }

@@ -85,3 +85,20 @@ describe('gen: honesty counters', () => {
     });
   });
 });
+
+describe('gen --latency: a probe in every packet', () => {
+  it('over a ring loopback every packet comes back once, in order, with a latency each', async () => {
+    await withEal('net_ring0', async (eal) => {
+      const r = await generate(eal, { streams: [{ name: 'a', rate: 1e5 }, { name: 'b', rate: 5e4, size: 128 }], duration: 0.01, burst: 8, latency: true, clock: fakeClock(100) });
+      assert.ok(r.kept, r.verdict);
+      for (const s of r.streams) {
+        const l = s.latency!;
+        assert.equal(l.received, s.sent, `${s.name}: every packet checked`);
+        assert.deepEqual([l.lost, l.duplicates, l.reordered], [0, 0, 0]);
+        assert.equal(l.latency.count, s.sent);
+        assert.ok(l.latency.min >= 0 && l.latency.max >= l.latency.min);
+      }
+      assert.deepEqual(r.streams.map((s) => s.sent), [1000, 500]);
+    });
+  });
+});

@@ -37,6 +37,10 @@ Options:
   --loops N            replay the file N times (default 1)
   --tolerance X        shortfall of the achieved rate still kept (default 0.001)
   --late-us N          a burst later than this is late (default 100)
+  --latency            a probe in every packet (last 16 bytes): latency, loss,
+                       duplicates and reordering of what comes back on --rx-port
+  --rx-port P          with --latency: where packets come back (default the tx
+                       port: a loopback such as net_ring0)
   --datapath wasm|ts   kernels or their TypeScript twins (default wasm)
   --json               print the report as JSON
   -h, --help           this text
@@ -105,6 +109,8 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
         tolerance: { type: 'string' },
         'late-us': { type: 'string' },
         datapath: { type: 'string' },
+        latency: { type: 'boolean' },
+        'rx-port': { type: 'string' },
         json: { type: 'boolean' },
       },
     }).values;
@@ -122,6 +128,9 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
   const tolerance = v.tolerance === undefined ? undefined : Number(v.tolerance);
   if (tolerance !== undefined && !(tolerance >= 0 && tolerance < 1)) throw new ArgError(`gen: --tolerance ${v.tolerance}: must be in [0, 1)`);
   const lateUs = num(v['late-us'], 'late-us');
+  const rxPort = v['rx-port'] === undefined ? port : Number(v['rx-port']);
+  if (!Number.isInteger(rxPort) || rxPort < 0) throw new ArgError(`gen: --rx-port ${v['rx-port']}: must be a port number`);
+  if (v['rx-port'] !== undefined && !v.latency) throw new ArgError('gen: --rx-port goes with --latency');
 
   const hasVdev = ealArgs.some((a) => a === '--vdev' || a.startsWith('--vdev='));
   const eal = init([...ealArgs, ...(hasVdev ? [] : ['--vdev', 'net_null0'])], { mbufs: 8191, datapath: v.datapath as 'wasm' | 'ts' | undefined });
@@ -135,6 +144,13 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
     eal.ethdev.rxQueueSetup(port, 0, 0, eal.pool);
     eal.ethdev.txQueueSetup(port, 0, 0);
     eal.ethdev.start(port);
+    if (v.latency && rxPort !== port) {
+      if (!eal.ethdev.portIds().includes(rxPort)) throw new ArgError(`gen: --rx-port ${rxPort}: no such port`);
+      eal.ethdev.configure(rxPort, 1, 1);
+      eal.ethdev.rxQueueSetup(rxPort, 0, 0, eal.pool);
+      eal.ethdev.txQueueSetup(rxPort, 0, 0);
+      eal.ethdev.start(rxPort);
+    }
     const common = {
       port,
       ...(duration !== undefined ? { duration } : {}),
@@ -142,12 +158,13 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
       ...(tolerance !== undefined ? { tolerance } : {}),
       ...(lateUs !== undefined ? { lateNs: lateUs * 1000 } : {}),
       signal: stop.signal,
+      ...(v.latency ? { latency: true, rxPort } : {}),
     };
     const report =
       v.replay !== undefined
         ? await replay(eal, { ...common, file: v.replay, speed: num(v.speed, 'speed') ?? 1, loops: num(v.loops, 'loops', true) ?? 1 })
         : await generate(eal, { ...common, streams, ...(v.rate !== undefined ? { rate: v.rate } : {}), ...(count !== undefined ? { count } : {}) });
-    eal.ethdev.stop(port);
+    for (const p of new Set([port, rxPort])) if (eal.ethdev.isStarted(p)) eal.ethdev.stop(p);
     return { json: v.json === true, report };
   } finally {
     process.off('SIGINT', onSignal);
@@ -162,7 +179,14 @@ export function reportText(r: GenReport): string {
     (s) =>
       `  ${s.name.padEnd(12)} asked ${fmtPps(s.askedPps).padStart(14)}  achieved ${fmtPps(s.achievedPps).padStart(14)} ${(s.achievedBps / 1e6).toFixed(2).padStart(10)} Mbps  sent ${s.sent}/${s.planned}  tx-dropped ${s.txDropped}  no-mbuf ${s.noMbuf}  late ${s.late} (max ${(s.maxLateNs / 1e3).toFixed(1)} us)`,
   );
-  return `${rows.join('\n')}\n${r.verdict}\n`;
+  const lat = r.streams
+    .filter((s) => s.latency)
+    .map((s) => {
+      const l = s.latency!;
+      const us = (ns: number) => (ns / 1e3).toFixed(1);
+      return `  ${s.name.padEnd(12)} received ${l.received}  lost ${l.lost}  dup ${l.duplicates}  reordered ${l.reordered}  latency us min ${us(l.latency.min)} p50 ${us(l.latency.p50)} p99 ${us(l.latency.p99)} p99.9 ${us(l.latency.p999)} max ${us(l.latency.max)}`;
+    });
+  return `${[...rows, ...lat].join('\n')}\n${r.verdict}\n`;
 }
 
 /** `dpkit gen`'s entry. @returns 0, or 3 when the rate was not kept */
