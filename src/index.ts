@@ -33,3 +33,11 @@ export { OlFlags, OlFlagsHi, PORT_INVALID, PKTMBUF_HEADROOM, MBUF_SIZE } from '.
 export { Ring, RING_F_EXACT_SZ, RING_F_SC_DEQ, RING_F_SP_ENQ } from './ring/ring.js';
 export type { RingDescriptor, RingOptions } from './ring/ring.js';
 export type { UserBurstFn, UserEngine, UserEngineContext, UserStream } from './api/user-engine.js';
+// Latency, loss and order (docs/latency.md): one clock, probes, histograms.
+export { nowNs, clockUncertaintyNs } from './eal/clock.js';
+export { ProbeRx, ProbeTx, probeStreamStats, PROBE_MAX_STREAMS, PROBE_SIG_LEN } from './gen/probe.js';
+export type { ProbeRxOptions, ProbeStreamStats } from './gen/probe.js';
+export { LatencyHistogram } from './gen/hist.js';
+export type { HistogramOptions, LatencySummary } from './gen/hist.js';
+export { probeLoopbackBias } from './gen/bias.js';
+export type { BiasOptions } from './gen/bias.js';
