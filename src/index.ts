@@ -40,5 +40,11 @@ export type { ReplayOptions } from './gen/replay.js';
 export type { EthSpec, FieldVarSpec, Ipv4Spec, Ipv6Spec, RawField, SizeRange, SizeSpec, StreamSpec, TcpSpec, UdpSpec, VaryMode } from './gen/stream.js';
 export type { BurstPattern, ConstantPattern, Pacer, PatternSpec, RampPattern } from './gen/pacer.js';
 export type { PacedSource } from './gen/generate.js';
-export type { ProbeStreamStats } from './gen/probe.js';
-export type { LatencySummary } from './gen/hist.js';
+// Latency, loss and order (docs/latency.md): one clock, probes, histograms.
+export { nowNs, clockUncertaintyNs } from './eal/clock.js';
+export { ProbeRx, ProbeTx, probeStreamStats, PROBE_MAX_STREAMS, PROBE_SIG_LEN } from './gen/probe.js';
+export type { ProbeRxOptions, ProbeStreamStats } from './gen/probe.js';
+export { LatencyHistogram } from './gen/hist.js';
+export type { HistogramOptions, LatencySummary } from './gen/hist.js';
+export { probeLoopbackBias } from './gen/bias.js';
+export type { BiasOptions } from './gen/bias.js';

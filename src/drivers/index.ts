@@ -3,6 +3,7 @@ import { parseDevargs } from '../ethdev/devargs.js';
 import type { DriverSpec } from '../ethdev/driver.js';
 import { netAfPacket } from './af_packet/af-packet.js';
 import { netAfXdp } from './af_xdp/af-xdp.js';
+import { netFaulty } from './faulty/faulty.js';
 import { netMemif } from './memif/memif.js';
 import { netNicsim } from './nicsim/nicsim.js';
 import { netNull } from './null/null.js';
@@ -12,7 +13,7 @@ import { netTap } from './tap/tap.js';
 import { netVhost } from './vhost/vhost.js';
 import { virtioUser } from './virtio/virtio-user.js';
 
-export const drivers: ReadonlyMap<string, DriverSpec> = new Map([netNull, netRing, netPcap, netVhost, virtioUser, netNicsim, netMemif, netAfPacket, netAfXdp, netTap].map((d) => [d.name, d]));
+export const drivers: ReadonlyMap<string, DriverSpec> = new Map([netNull, netRing, netPcap, netVhost, virtioUser, netNicsim, netMemif, netAfPacket, netAfXdp, netTap, netFaulty].map((d) => [d.name, d]));
 
 /** Heap bytes the ports of these devargs ask for beyond their queues' usual needs (captures replayed from memory). */
 export function vdevsMemory(vdevs: readonly string[]): number {

@@ -125,7 +125,7 @@ describe('fuzzed inputs get a value or one typed error', () => {
 
   it('devargs, and every driver that opens no file or socket, probing them', () => {
     const { heap } = setup({}, 64 << 20);
-    const names = ['net_null', 'net_ring', 'net_nicsim', 'net_af_packet'];
+    const names = ['net_null', 'net_ring', 'net_nicsim', 'net_af_packet', 'net_faulty'];
     const keyOf = (d: string) => fc.constantFrom(...drivers.get(d)!.keys, 'bogus', '', 'size=1');
     const devargs = fc
       .constantFrom(...names)
