@@ -118,4 +118,31 @@ describe('net_pcap on live interfaces in network namespaces', { skip }, () => {
       ns.remove();
     }
   });
+  it('tx_iface sends onto the interface: tcpdump on the veth peer reads each frame, bytes as sent', async () => {
+    const ns = new Netns(runTag(), 83);
+    try {
+      const env = ports();
+      const port = portUp(env.ethdev, env.mp, env.ethdev.create(`net_pcap0,rx_iface_in=${ns.a.outer},tx_iface=${ns.a.outer}`));
+      await until(() => env.ethdev.linkUp(port), 'port up');
+      // Frames go out until tcpdump in A has read 4 of them (it may start after the first ones).
+      const seen = ns.run(ns.a, ['timeout', '30', 'tcpdump', '-i', ns.a.inner, '-c', '4', '-e', '-n', '-x', 'ether', 'proto', '0x88b5']).catch((e: Error) => e.message);
+      let done = false;
+      void seen.then(() => (done = true));
+      await until(() => {
+        sendMarked(env, port, 1, 0x52);
+        return done;
+      }, 'tcpdump in A reading what tx_iface sent');
+      const out = await seen;
+      const frames = out.split('\n').filter((l) => l.includes('02:00:00:00:00:77 > ff:ff:ff:ff:ff:ff, ethertype Unknown (0x88b5), length 60'));
+      assert.equal(frames.length, 4, out);
+      // -x prints from the payload on: the tag, then the frame's index (0) and zeros.
+      assert.match(out, /0x0000: {2}5200 0000 0000 0000/);
+      env.ethdev.stop(port);
+      env.ethdev.close(port);
+      env.mp.flushCache();
+      assertFull(env.mp);
+    } finally {
+      ns.remove();
+    }
+  });
 });

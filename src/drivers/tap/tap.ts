@@ -21,7 +21,9 @@
  * Devargs (DPDK's): iface=NAME (default dtap%d: dtap0, dtap1, … the first
  * free), mac=fixed|xx:xx:xx:xx:xx:xx (fixed: 00:64:74:61:70:3N, N counting
  * fixed ports, as DPDK; default a stable address from the device name).
- * `remote` (DPDK's TC redirection of another interface's traffic) is refused.
+ * remote=IFACE: what IFACE receives goes to the port and what the port
+ * sends goes out of IFACE, by TC rules (remote.ts), and the port takes
+ * IFACE's MAC unless mac= is given, as DPDK's.
  *
  * Link: up while the interface is up with carrier; once it has been moved to
  * another network namespace dpkit cannot read its flags and reports up while
@@ -57,6 +59,7 @@ import {
 import { afPacketOps, type AfPacketOps } from '../af_packet/af-packet.twin.js';
 import { vdevMac } from '../mac.js';
 import { setIfaceMtu } from '../iface-link.js';
+import { TapRemote } from './remote.js';
 import { ETHER_HDR_LEN } from '../../net/ether.js';
 
 /** Interface names have at most IFNAMSIZ - 1 bytes. */
@@ -180,12 +183,19 @@ class TapDriver implements EthDriver {
   private readonly pairs: QueuePair[] = [];
   private gone = false;
   private watching = false;
+  /** The TC redirection of remote=, removed at close. */
+  private remote: TapRemote | undefined;
 
   constructor(private readonly ctx: DriverContext) {
     const dev = ctx.name;
     requireNative(dev);
-    if (ctx.args.has('remote')) throw new ArgError(`${dev}: remote=: not supported (DPDK's TC redirection of another interface); attach net_af_packet to that interface instead`);
-    this.mac = tapMac(dev, ctx.args.get('mac'));
+    const remote = ctx.args.get('remote');
+    let remoteInfo;
+    if (remote !== undefined) {
+      remoteInfo = ifaceInfo(remote, dev);
+      if (!remoteInfo) throw new ArgError(`${dev}: remote=${remote}: no such interface in this network namespace`);
+    }
+    this.mac = remoteInfo && !ctx.args.has('mac') ? Uint8Array.from(remoteInfo.mac) : tapMac(dev, ctx.args.get('mac'));
     if (!ctx.heap.memory) throw new ArgError(`${dev}: the heap is not a WebAssembly.Memory, so the shim cannot reach the rings`);
     const iface = ctx.args.get('iface') ?? 'dtap%d';
     if (iface.length === 0 || Buffer.byteLength(iface) > IFNAMSIZ - 1) throw new ArgError(`${dev}: iface=${iface}: an interface name has 1 to ${IFNAMSIZ - 1} bytes`);
@@ -196,6 +206,11 @@ class TapDriver implements EthDriver {
       const info = ifaceInfo(this.name, dev);
       if (!info) throw new ArgError(`${dev}: iface=${this.name} vanished as it was made`);
       this.ifindex = info.ifindex;
+      if (remote !== undefined) {
+        // The tap must be up for the kernel to take the remote's frames into it.
+        ifaceSetUp(this.name, true, dev);
+        this.remote = new TapRemote(dev, remote, this.name);
+      }
     } catch (e) {
       this.close();
       throw e;
@@ -300,6 +315,7 @@ class TapDriver implements EthDriver {
   }
 
   close(): void {
+    this.remote?.remove();
     if (this.watching) this.stop();
     for (const p of this.pairs) {
       closeFd(p.fd);
