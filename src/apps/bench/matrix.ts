@@ -41,6 +41,8 @@ export interface Variant {
   peer?: System;
   /** memif ports only: devargs added to the client's port, e.g. 'zero-copy=yes' (dpkit's zero-copy client arms). */
   peerDevargs?: string;
+  /** memif ports only: more testpmd options for the client (after --). */
+  peerArgs?: string[];
   /** ports 'kernel' only: the kernel-port driver the arm runs (bench/kernel-ports.ts, e.g. 'af_packet'). */
   kernelPort?: string;
   /** Arms running DPDK only: the dpdk-testpmd its DPDK sides run (`--dpdk PATH`, dpdk.ts); default: the one on PATH. */
@@ -165,6 +167,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     if (v.devargs !== undefined && (typeof v.devargs !== 'string' || (v.system === 'dpdk' && v.guest !== 'dpkit'))) fail(`variants.${v.name}.devargs: expected a string, on an arm with a dpkit side`);
     if (v.peer !== undefined && (config.ports !== 'memif' || (v.peer !== 'dpkit' && v.peer !== 'dpdk'))) fail(`variants.${v.name}.peer: expected dpkit or dpdk, on memif ports`);
     if (v.peerDevargs !== undefined && (config.ports !== 'memif' || typeof v.peerDevargs !== 'string')) fail(`variants.${v.name}.peerDevargs: expected a devargs string, on memif ports`);
+    if (v.peerArgs !== undefined && (config.ports !== 'memif' || !Array.isArray(v.peerArgs))) fail(`variants.${v.name}.peerArgs: expected a list of testpmd options, on memif ports`);
     if ((config.ports === 'kernel') !== (v.kernelPort !== undefined)) fail(`variants.${v.name}.kernelPort: expected on every arm of ports 'kernel' and on no other`);
     if (config.ports === 'nicsim' && v.system === 'dpdk') fail(`variants.${v.name}: net_nicsim is dpkit's model NIC; DPDK's testpmd cannot run it`);
     if (v.watch !== undefined && (v.system === 'dpdk' || !Number.isInteger(v.watch.telemetry) || !Number.isInteger(v.watch.metrics) || !Number.isInteger(v.watch.web))) fail(`variants.${v.name}.watch: expected { telemetry: N, metrics: M, web: V }, on a dpkit arm`);

@@ -42,6 +42,7 @@ export async function measureMemifPair(cell: Cell, variant: Variant, config: Mat
   const two = availableParallelism() > 1;
   const serverSide = memifSideArgs(cell, 'server', socket, two ? 1 : 0);
   const clientSide = memifSideArgs(cell, 'client', socket, 0, variant.peerDevargs);
+  clientSide.app.push(...(variant.peerArgs ?? []));
   const peer: System = variant.peer ?? 'dpkit';
   let startClient: () => void = () => {};
   const serverUp = new Promise<void>((resolve) => (startClient = resolve));
