@@ -33,7 +33,8 @@ export function renderText(r: BenchReport): string {
     const head = `TEST ${c.engine.toUpperCase()} ${c.size}B ${c.lcores}Q ${c.lcores}C${c.burst === 32 ? '' : ` burst ${c.burst}`}${c.txThresh ? ` RS/FREE ${c.txThresh[0]}/${c.txThresh[1]}` : ''}`;
     out.push(`${head}: <arm : Mpps median [min..max]>`);
     for (const a of c.arms) {
-      const share = ceilingShare(r, c.lcores, a.median);
+      // dpkit's own machinery is the ceiling: a DPDK arm is not read against it.
+      const share = a.system === 'dpkit' ? ceilingShare(r, c.lcores, a.median) : undefined;
       out.push(` - ${a.name} : ${mpps(a.median)} [${mpps(a.min)}..${mpps(a.max)}]${share === undefined ? '' : ` (${(share * 100).toFixed(0)} % of ceiling)`}${a.failures?.length ? ` (${a.failures.length} failed runs left out)` : ''}`);
     }
     if (c.comparisons.length) {
