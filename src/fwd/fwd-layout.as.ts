@@ -33,5 +33,6 @@ export const FS_STAT_TX_PACKETS: u32 = 8;
 export const FS_STAT_FWD_DROPPED: u32 = 16;
 export const FS_STAT_RX_BAD_IP_CSUM: u32 = 24;
 export const FS_STAT_RX_BAD_L4_CSUM: u32 = 32;
+export const FS_STAT_PROBE: u32 = 40;
 
-export const FWD_LAYOUT_ID: u32 = 0x87126d81;
+export const FWD_LAYOUT_ID: u32 = 0x94b19cfd;

@@ -109,6 +109,10 @@ export const FS_RX_BAD_IP_CSUM = 3;
 export const FS_STAT_RX_BAD_L4_CSUM = 32;
 /** FS_STAT_RX_BAD_L4_CSUM as a f64 index. */
 export const FS_RX_BAD_L4_CSUM = 4;
+/** rxprobe: heap offset of the lcore's probe checker (gen/probe.ts), 0 before its first burst. (f64 at byte 40) */
+export const FS_STAT_PROBE = 40;
+/** FS_STAT_PROBE as a f64 index. */
+export const FS_PROBE = 5;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const FWD_LAYOUT_ID = 0x87126d81;
+export const FWD_LAYOUT_ID = 0x94b19cfd;

@@ -64,6 +64,7 @@ ethdev/stats.ts for why plain stores are safe.`,
       fwdDropped: { type: 'f64', at: 16, doc: 'Packets the tx queue refused, freed (fwd_dropped).' },
       rxBadIpCsum: { type: 'f64', at: 24, doc: 'csum: packets that arrived with a bad IPv4 header checksum.' },
       rxBadL4Csum: { type: 'f64', at: 32, doc: 'csum: packets that arrived with a bad UDP or TCP checksum.' },
+      probe: { type: 'f64', at: 40, doc: "rxprobe: heap offset of the lcore's probe checker (gen/probe.ts), 0 before its first burst." },
     },
   },
 );

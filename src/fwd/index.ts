@@ -8,6 +8,7 @@ import { io } from './io.js';
 import { mac } from './mac.js';
 import { macswap } from './macswap.js';
 import { rxonly } from './rxonly.js';
+import { rxprobe } from './rxprobe.js';
 import type { Mempool } from '../mem/mempool.js';
 import { txonly, txonlyCheck } from './txonly.js';
 
@@ -21,6 +22,7 @@ export const engines: ReadonlyMap<string, EngineFactory> = new Map<string, Engin
   ['flowgen', flowgen],
   ['icmpecho', icmpEcho],
   ['csum', csum],
+  ['rxprobe', rxprobe],
 ]);
 
 /**

@@ -95,7 +95,7 @@ EAL options:
 testpmd options:
   -i, --interactive      interactive prompt
   -a, --auto-start       start forwarding at once (with -i)
-  --forward-mode=MODE    io mac macswap 5tswap rxonly txonly flowgen icmpecho csum
+  --forward-mode=MODE    io mac macswap 5tswap rxonly txonly flowgen icmpecho csum rxprobe
                          or a user engine module: ./engine.js, ./engine.ts
   --nb-cores=N           forwarding lcores (default 1)
   --rxq=N --txq=N        queues per port (default 1)

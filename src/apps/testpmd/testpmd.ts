@@ -15,6 +15,9 @@ import { MBUF_SIZE } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { defaultPeerMac, formatMac, parseMac } from '../../net/ether.js';
 import type { DevInfo } from '../../ethdev/driver.js';
+import { ProbeRx, probeStreamStats } from '../../gen/probe.js';
+import { RXPROBE_STREAMS } from '../../fwd/rxprobe.js';
+import { FS_PROBE } from '../../fwd/fwd-layout.js';
 import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, type FwdPortStats, type Throughput } from './display.js';
 import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdConfig } from '../../fwd/engine.js';
 import { engineChecks, engines } from '../../fwd/index.js';
@@ -437,6 +440,26 @@ export class Testpmd {
     return [burstStatsLine('RX', sum(0, (s) => s.rxPort)), burstStatsLine('TX', sum(1, (s) => s.txPort))].filter((l) => l !== '');
   }
 
+  /** rxprobe: per probe stream received on port `p`, its loss, order and latency (the lcores' checkers merged). */
+  private probeLines(p: number): string[] {
+    const blocks = new Set<number>();
+    for (const s of this.streams.flat()) {
+      const b = this.heap.f64[s.stats + FS_PROBE]!;
+      if (s.rxPort === p && b > 0) blocks.add(b);
+    }
+    if (blocks.size === 0) return [];
+    const rxs = [...blocks].map((b) => ProbeRx.attach(this.heap, b));
+    const lines: string[] = [];
+    for (let id = 0; id < RXPROBE_STREAMS; id++) {
+      if (!rxs.some((rx) => rx.seen(id))) continue;
+      const st = probeStreamStats(rxs, id);
+      const l = st.latency;
+      lines.push(`  Probe stream ${id}: received ${st.received} lost ${st.lost} duplicates ${st.duplicates} reordered ${st.reordered}`);
+      lines.push(`    latency ns: min ${l.min} p50 ${l.p50} p99 ${l.p99} p99.9 ${l.p999} max ${l.max}`);
+    }
+    return lines;
+  }
+
   /** Seconds since the lcores were launched into their loops (0 when not forwarding). */
   forwardingSeconds(): number {
     const t = this.lcores?.startedAt;
@@ -519,7 +542,7 @@ export class Testpmd {
   fwdStatsText(): string {
     const { ports, total } = this.fwdStats();
     const csum = this.forwardMode === 'csum';
-    const text = [...ports].map(([p, s]) => fwdStatsBlock(p, s, csum, this.burstLines(p))).join('\n') + '\n' + accumulatedBlock(total);
+    const text = [...ports].map(([p, s]) => fwdStatsBlock(p, s, csum, [...this.burstLines(p), ...this.probeLines(p)])).join('\n') + '\n' + accumulatedBlock(total);
     if (!this.recording.coreCycles) return text;
     const tx = this.forwardMode === 'txonly' || this.forwardMode === 'flowgen';
     const busy = this.lcoreCycles().reduce((a, c) => a + c.busyNs, 0);

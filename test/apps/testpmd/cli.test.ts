@@ -43,6 +43,8 @@ describe('dpkit testpmd', () => {
     icmpecho: (j) => assert.equal(j.total.txPackets, 0),
     // flowgen drains what it receives and sends what it generates.
     flowgen: (j) => assert.ok(j.total.txPackets > 0),
+    // rxprobe receives, checks and frees: net_null's zeros carry no probe.
+    rxprobe: (j) => assert.equal(j.total.txPackets, 0),
   };
   for (const [mode, check] of Object.entries(expectations)) {
     it(`forwards with ${mode} for a fixed time, ends with the pool full and consistent statistics`, () => {
