@@ -166,7 +166,7 @@ export function mbufPktStats(burst: u32, n: u32, block: u32): void {
   for (let i: u32 = 0; i < n; i++) {
     const r = load<u32>(burst + (i << 2)) << MBUF_SHIFT;
     const len = load<u32>(r, M_PKT_LEN);
-    const bin: u32 = len >= 1024 ? 6 + <u32>(len > 1518) : len <= 64 ? len >> 6 : 32 - clz<u32>(len) - 5;
+    const bin: u32 = len >= 1024 ? (len > 1518 ? 7 : 6) : len <= 64 ? len >> 6 : 32 - clz<u32>(len) - 5;
     const at = block + PKT_STAT_UNDERSIZE + (bin << 3);
     store<f64>(at, load<f64>(at) + 1);
     const d = mtod(r);
