@@ -128,10 +128,20 @@ describe('--dpdk: every preset that runs DPDK gets one arm per build', () => {
     const v = withDpdkBuilds(presets.get('vhost-user')!, builds.slice(1));
     assert.deepEqual(
       v.variants.map((x) => x.name),
-      ['dpdk-25.11-native/dpdk-25.11-native', 'dpkit/dpdk-25.11-native', 'dpdk-25.11-native/dpkit', 'dpkit/dpkit'],
+      [
+        'dpdk-25.11-native/dpdk-25.11-native',
+        'dpkit/dpdk-25.11-native',
+        'dpdk-25.11-native/dpkit',
+        'dpkit/dpkit',
+        // dpkit on both sides runs no DPDK: the build leaves it alone.
+        'dpkit/dpkit no-stats',
+        'dpdk-25.11-native/dpdk-25.11-native-packed',
+        'dpkit/dpdk-25.11-native-packed',
+      ],
     );
     const mem = withDpdkBuilds(presets.get('memif')!, builds);
-    assert.equal(mem.variants.length, 7);
+    // Each of the 4 arms with a DPDK side (copy and zero-copy clients) doubles; the 2 dpkit-only ones stay.
+    assert.equal(mem.variants.length, 10);
     const k = withDpdkBuilds(presets.get('kernel-ports')!, builds.slice(1));
     for (const [a] of k.compare!) assert.match(a, /-dpdk-25\.11-native$/);
     for (const name of ['testpmd', 'seed-macswap', 'pcap', 'vhost-user', 'memif', 'kernel-ports']) validateConfig(withDpdkBuilds(presets.get(name)!, builds), name);
