@@ -31,7 +31,6 @@ import {
   OL_HI_INDIRECT,
 } from './mbuf-layout.as';
 import { copyBytes } from './copy.as';
-import { PKT_STAT_BROADCAST, PKT_STAT_MULTICAST, PKT_STAT_UNDERSIZE } from '../ethdev/stats-layout.as';
 import { CACHE_OBJS, POOL_CACHE_SIZE, POOL_FIRST, POOL_FLAGS, POOL_FLUSH, POOL_F_DEBUG, POOL_N } from './mempool-layout.as';
 import { cacheOf, mempoolPutBulk } from './mempool.as';
 
@@ -154,28 +153,6 @@ export function mbufPktLenSum(burst: u32, n: u32): u32 {
   let sum: u32 = 0;
   for (let i: u32 = 0; i < n; i++) sum += load<u32>(load<u32>(burst + (i << 2)) << MBUF_SHIFT, M_PKT_LEN);
   return sum;
-}
-
-/**
- * The per-packet counters DPDK's vhost library and virtio PMD keep (net_stats=1;
- * twin: Mbufs.pktStatsTs): for each of the `n` packets of the burst at `burst`,
- * its size bin (RFC 2819's, as vhost_queue_stats_update bins them) and, from its
- * first bytes, multicast or broadcast, into the pktStats block at `block`.
- */
-export function mbufPktStats(burst: u32, n: u32, block: u32): void {
-  for (let i: u32 = 0; i < n; i++) {
-    const r = load<u32>(burst + (i << 2)) << MBUF_SHIFT;
-    const len = load<u32>(r, M_PKT_LEN);
-    const bin: u32 = len >= 1024 ? (len > 1518 ? 7 : 6) : len <= 64 ? len >> 6 : 32 - clz<u32>(len) - 5;
-    const at = block + PKT_STAT_UNDERSIZE + (bin << 3);
-    store<f64>(at, load<f64>(at) + 1);
-    const d = mtod(r);
-    if ((load<u8>(d) & 1) != 0) {
-      const bcast = load<u32>(d) == 0xffffffff && load<u16>(d, 4) == 0xffff;
-      const c = block + (bcast ? PKT_STAT_BROADCAST : PKT_STAT_MULTICAST);
-      store<f64>(c, load<f64>(c) + 1);
-    }
-  }
 }
 
 /**

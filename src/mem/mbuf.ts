@@ -54,7 +54,6 @@ import {
   W_TX_OFFLOAD,
 } from './mbuf-layout.js';
 import { Mempool } from './mempool.js';
-import { PKTS_BROADCAST, PKTS_MULTICAST, PKTS_UNDERSIZE } from '../ethdev/stats-layout.js';
 
 /** DPDK's RTE_PKTMBUF_FREE_PENDING_SZ: rte_pktmbuf_free_bulk returns mbufs in chunks of this many (the lcore block's pending array). */
 export const FREE_PENDING_SZ = LCORE_PENDING_COUNT;
@@ -86,8 +85,6 @@ export class Mbufs {
   private readonly freeDirect: (lc: number, objs: number, n: number) => number;
   /** pktLenSum's work, chosen once: the mbufPktLenSum kernel or its twin pktLenSumTs. */
   private readonly lenSum: (objs: number, n: number) => number;
-  /** pktStats' work, chosen once: the mbufPktStats kernel or its twin pktStatsTs. */
-  private readonly stats: (objs: number, n: number, block: number) => void;
 
   constructor(
     /** The heap the mbufs live in. */
@@ -101,7 +98,6 @@ export class Mbufs {
     this.pending = heap.burstAt(this.lc + LCORE_PENDING, LCORE_PENDING_COUNT);
     this.freeDirect = heap.kernels ? heap.kernels.fn('mbufFreeBulk') : (lc, objs, n) => this.freeBulkDirect(lc, objs, n);
     this.lenSum = heap.kernels ? heap.kernels.fn('mbufPktLenSum') : (objs, n) => this.pktLenSumTs(objs, n);
-    this.stats = heap.kernels ? heap.kernels.fn('mbufPktStats') : (objs, n, block) => this.pktStatsTs(objs, n, block);
   }
 
   // ---- fields -------------------------------------------------------------
@@ -733,32 +729,6 @@ export class Mbufs {
   /** Total pktLen of `burst[0..n)`, for a queue's byte counters: one wasm call (mbufPktLenSum) on the wasm datapath. */
   pktLenSum(burst: Burst, n: number): number {
     return this.lenSum(burst.byteOffset, n);
-  }
-  /**
-   * Counts each of `n` packets into the pktStats block at heap byte `block`
-   * (ethdev/stats.record.ts): size bin, multicast, broadcast, as DPDK's vhost
-   * library and virtio PMD do per packet (the ports' net_stats=1).
-   */
-  pktStats(burst: Burst, n: number, block: number): void {
-    this.stats(burst.byteOffset, n, block);
-  }
-  /** The twin of the mbufPktStats kernel (mbuf.as.ts), same signature. */
-  pktStatsTs(objs: number, n: number, block: number): void {
-    const { u8, u32, f64 } = this;
-    const o = objs >>> 2;
-    const b = block >>> 3;
-    for (let i = 0; i < n; i++) {
-      const h = u32[o + i]!;
-      const len = u32[(h << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
-      const bin = len >= 1024 ? 6 + (len > 1518 ? 1 : 0) : len <= 64 ? len >>> 6 : 32 - Math.clz32(len) - 5;
-      f64[b + PKTS_UNDERSIZE + bin]! += 1;
-      const d = this.mtod(h);
-      if ((u8[d]! & 1) !== 0) {
-        // Byte by byte: the data need not be aligned.
-        const bcast = (u8[d]! & u8[d + 1]! & u8[d + 2]! & u8[d + 3]! & u8[d + 4]! & u8[d + 5]!) === 0xff;
-        f64[b + (bcast ? PKTS_BROADCAST : PKTS_MULTICAST)]! += 1;
-      }
-    }
   }
   /** The twin of the mbufPktLenSum kernel (mbuf.as.ts), same signature: `objs` is the burst's heap offset. */
   pktLenSumTs(objs: number, n: number): number {

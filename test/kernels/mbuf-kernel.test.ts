@@ -10,6 +10,7 @@ import { CACHE_STRIDE, P_CACHE_BASE, P_RING } from '../../src/mem/mempool-layout
 import { Mempool } from '../../src/mem/mempool.js';
 import { Ring } from '../../src/ring/ring.js';
 import { assertFull } from '../helpers.js';
+import { pktStatsTwin } from '../../src/ethdev/pkt-stats.js';
 
 describe('mbuf kernel', () => {
   it('was compiled for the layout the TypeScript side uses: every record file\'s layout id', async () => {
@@ -170,7 +171,7 @@ describe('mbuf kernel', () => {
     assertFull(mp);
   });
 
-  it('mbufPktStats counts size bins, multicast and broadcast as its twin does, byte for byte', () => {
+  it('ethdevPktStats counts size bins, multicast and broadcast as its twin does, byte for byte', () => {
     const heap = Heap.create({ size: 4 << 20 });
     assert.ok(heap.kernels);
     const mp = Mempool.create(heap, { name: 'pktstats', n: 256, cacheSize: 0 });
@@ -192,10 +193,10 @@ describe('mbuf kernel', () => {
     }
     const a = heap.reserve(128, 64);
     const b = heap.reserve(128, 64);
-    const kernel = heap.kernels.fn('mbufPktStats');
+    const kernel = heap.kernels.fn('ethdevPktStats');
     for (const [off, n] of [[0, 0], [0, 16], [16, 240]] as const) {
       kernel(burst.byteOffset + off * 4, n, a);
-      mb.pktStatsTs(burst.byteOffset + off * 4, n, b);
+      pktStatsTwin(mb, burst.byteOffset + off * 4, n, b);
     }
     assert.deepEqual(heap.u8.subarray(a, a + 128), heap.u8.subarray(b, b + 128));
     const f = heap.f64.subarray(a >>> 3, (a >>> 3) + 10);

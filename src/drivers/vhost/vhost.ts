@@ -22,7 +22,7 @@
 import { ArgError } from '../../errors.js';
 import { boolArg, intArg } from '../../ethdev/devargs.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
-import { PktStats } from '../../ethdev/pkt-stats.js';
+import { PktStats, pktStatsOp, type PktStatsOp } from '../../ethdev/pkt-stats.js';
 import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats.js';
 import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
@@ -56,6 +56,8 @@ class VhostRxQueue implements RxQueue {
   private readonly vq: VhostQueue;
   private readonly pool: Mempool;
   private readonly mb: Mbufs;
+  /** net_stats=1's per-packet count, chosen once. */
+  private readonly countPkts: PktStatsOp;
   private readonly f64: Float64Array;
   private readonly stats: number;
 
@@ -66,6 +68,7 @@ class VhostRxQueue implements RxQueue {
     this.vq = new VhostQueue(heap, d.vq);
     this.pool = Mempool.attach(heap, { offset: d.pool });
     this.mb = new Mbufs(heap);
+    this.countPkts = pktStatsOp(heap);
     this.f64 = heap.f64;
     this.stats = d.stats;
   }
@@ -77,7 +80,7 @@ class VhostRxQueue implements RxQueue {
     const f = this.f64;
     f[this.stats + RXQ_PACKETS] += got;
     f[this.stats + RXQ_BYTES] += this.mb.pktLenSum(burst, got);
-    if (this.d.pktStats) this.mb.pktStats(burst, got, this.d.pktStats);
+    if (this.d.pktStats) this.countPkts(burst, got, this.d.pktStats);
     return got;
   }
 
@@ -89,6 +92,8 @@ class VhostRxQueue implements RxQueue {
 class VhostTxQueue implements TxQueue {
   private readonly vq: VhostQueue;
   private readonly mb: Mbufs;
+  /** net_stats=1's per-packet count, chosen once. */
+  private readonly countPkts: PktStatsOp;
   private readonly f64: Float64Array;
   private readonly stats: number;
 
@@ -98,6 +103,7 @@ class VhostTxQueue implements TxQueue {
   ) {
     this.vq = new VhostQueue(heap, d.vq);
     this.mb = new Mbufs(heap);
+    this.countPkts = pktStatsOp(heap);
     this.f64 = heap.f64;
     this.stats = d.stats;
   }
@@ -110,7 +116,7 @@ class VhostTxQueue implements TxQueue {
     if (sent === 0) return 0;
     f[this.stats + TXQ_PACKETS] += sent;
     f[this.stats + TXQ_BYTES] += this.mb.pktLenSum(burst, sent);
-    if (this.d.pktStats) this.mb.pktStats(burst, sent, this.d.pktStats);
+    if (this.d.pktStats) this.countPkts(burst, sent, this.d.pktStats);
     this.mb.freeBulk(burst, sent);
     return sent;
   }

@@ -18,6 +18,7 @@
  * (guest-ring.record.ts); this file does the rest.
  */
 import type { QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
+import { pktStatsOp, type PktStatsOp } from '../../ethdev/pkt-stats.js';
 import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
 import { TxReclaim, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
 import type { Burst, Heap } from '../../eal/heap.js';
@@ -113,6 +114,8 @@ abstract class GuestQueue {
   protected readonly i32: Int32Array;
   protected readonly f64: Float64Array;
   protected readonly mb: Mbufs;
+  /** net_stats=1's per-packet count, chosen once. */
+  protected readonly countPkts: PktStatsOp;
   protected readonly ops: VirtioOps;
   /** The queue's block: byte offset (what the kernels take) and u32 index. */
   protected readonly s: number;
@@ -138,6 +141,7 @@ abstract class GuestQueue {
     this.i32 = heap.i32;
     this.f64 = heap.f64;
     this.mb = new Mbufs(heap);
+    this.countPkts = pktStatsOp(heap);
     this.ops = virtioOps(heap);
     this.desc = d.ring.desc;
     this.avail = d.ring.avail;
@@ -299,7 +303,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
       f[this.stats + RXQ_PACKETS] += got - counted;
       f[this.stats + RXQ_BYTES] += bytes;
     }
-    if (this.d.pktStats && got > 0) this.mb.pktStats(burst, got, this.d.pktStats);
+    if (this.d.pktStats && got > 0) this.countPkts(burst, got, this.d.pktStats);
     return got;
   }
 
@@ -561,7 +565,7 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
       f[this.stats + TXQ_BYTES] += bytes;
     }
     // The sent mbufs are the ring's until a later reclaim: still readable here.
-    if (this.d.pktStats && sent > 0) this.mb.pktStats(burst, sent, this.d.pktStats);
+    if (this.d.pktStats && sent > 0) this.countPkts(burst, sent, this.d.pktStats);
     return sent;
   }
 
