@@ -11,7 +11,7 @@ if (!Number.isFinite(seconds) || seconds <= 0) {
   console.error(`fuzz: --seconds ${values.seconds}: expected a positive number`);
   process.exit(2);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', 'test/fuzz/inputs.test.ts', 'test/fuzz/targets.test.ts'], {
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', 'test/fuzz/inputs.test.ts', 'test/fuzz/targets.test.ts', 'test/fuzz/vhost-walk.test.ts'], {
   stdio: 'inherit',
   env: { ...process.env, DPKIT_FUZZ_SECONDS: String(seconds) },
 });
