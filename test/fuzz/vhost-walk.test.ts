@@ -446,8 +446,10 @@ describe('fuzzed vhost descriptor walk', () => {
       }),
       seconds > 0 ? { numRuns: Number.MAX_SAFE_INTEGER, interruptAfterTimeLimit: seconds * 1000, markInterruptAsFailure: false } : { numRuns: Math.max(20, runs >> 3) },
     );
-    // The generator reaches both outcomes on both ring kinds, or the target tests nothing deep.
-    assert.ok(seen.bad > 0 && seen.sent > 0 && seen.got > 0 && seen.packed > 0 && seen.packed < n, `depth reached: ${JSON.stringify(seen)} over ${n} scenarios`);
+    // The generator reaches both outcomes on both ring kinds, or the target tests nothing deep
+    // (judged over 20 scenarios or more: a time-bounded campaign on a loaded machine may run fewer).
+    if (n >= 20)
+      assert.ok(seen.bad > 0 && seen.sent > 0 && seen.got > 0 && seen.packed > 0 && seen.packed < n, `depth reached: ${JSON.stringify(seen)} over ${n} scenarios`);
     if (seconds > 0) console.log(`fuzz vhost descriptor walk: ${n} executions in ${seconds} s (${seen.packed} packed; ${seen.bad} bad chains refused, ${seen.sent} packets enqueued, ${seen.got} dequeued)`);
   });
 });
