@@ -93,7 +93,7 @@ interface Round {
   packets: number[];
   dequeue: number;
 }
-export interface Scenario {
+interface Scenario {
   packed: boolean;
   /** log2 of the ring size. */
   order: number;
@@ -145,7 +145,7 @@ const roundArb: fc.Arbitrary<Round> = fc.oneof(
   hostileRound,
   hostileRound.map((r) => ({ ...r, descs: [], tables: [], loops: [], avail: [[], []] as [number[], number[]], wildIdx: [-1, -1] as [number, number] })),
 );
-export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   packed: fc.boolean(),
   order: fc.integer({ min: 0, max: 6 }),
   mrg: fc.boolean(),
@@ -394,7 +394,7 @@ interface Outcome {
 }
 
 /** Runs `sc` on both datapaths and checks the four properties. */
-export function checkScenario(sc: Scenario): Outcome {
+function checkScenario(sc: Scenario): Outcome {
   const out: Side[] = [];
   const results: [number, number, number][] = [];
   for (const datapath of ['wasm', 'ts'] as const) {
