@@ -2,7 +2,8 @@
  * `dpkit soak --minutes N [--out DIR] [--period S] [--ci]` (`npm run soak`):
  * forwarding for N minutes on every driver pair that needs no peer outside
  * this process (net_null, net_ring with packets circulating, net_pcap
- * replaying a capture with infinite_rx), each a testpmd with one forwarding
+ * replaying a capture with infinite_rx, net_vhost and virtio_user paired in
+ * process, two cabled net_nicsim ports), each a testpmd with one forwarding
  * lcore, while the main thread samples RSS, V8 heap, mbufs in flight, open
  * fds and packets received every few seconds. Writes soak.json and soak.svg
  * in DIR and fails (exit 1) when memory grows past its bound (soak.ts), fds
@@ -54,6 +55,10 @@ function pairs(dir: string): { name: string; argv: string[]; txFirst: number }[]
     { name: 'null', argv: ['-l', '0-1', '--vdev', 'net_null0,size=64', '--vdev', 'net_null1,size=64', ...common], txFirst: 0 },
     { name: 'ring', argv: ['-l', '0-1', '--vdev', 'net_ring0', '--vdev', 'net_ring1', ...common], txFirst: 4 },
     { name: 'pcap', argv: ['-l', '0-1', '--vdev', `net_pcap0,rx_pcap=${pcap},infinite_rx=1,tx_pcap=/dev/null`, '--vdev', `net_pcap1,rx_pcap=${pcap},infinite_rx=1,tx_pcap=/dev/null`, ...common], txFirst: 0 },
+    // Both ends of one vhost-user path in one testpmd pair in process (vhost/in-process.ts): no socket, no peer.
+    { name: 'vhost', argv: ['-l', '0-1', '--vdev', `net_vhost0,iface=${join(dir, 'soak-vhost.sock')}`, '--vdev', `virtio_user0,path=${join(dir, 'soak-vhost.sock')}`, ...common], txFirst: 4 },
+    // Two cabled NIC models: descriptor rings, lazy tx reclaim, and the model's hardware thread.
+    { name: 'nicsim', argv: ['-l', '0-1', '--vdev', 'net_nicsim0,peer=net_nicsim1', '--vdev', 'net_nicsim1', ...common], txFirst: 4 },
   ];
 }
 
@@ -81,6 +86,9 @@ export async function soakMain(argv: string[]): Promise<number> {
   const runs = pairs(out).map((p) => ({ ...p, pmd: new Testpmd(parseTestpmdArgs(p.argv, [0, 1]), () => {}) }));
   const problems: string[] = [];
   const samples: SoakSample[] = [];
+  /** Each pair's packets received when the warm-up ended and at the last sample: every pair must forward, not just the sum. */
+  const rxAtWarm = new Map<string, number>();
+  const rxAtEnd = new Map<string, number>();
   try {
     for (const r of runs) await r.pmd.start(r.txFirst);
     const failed = Promise.race(runs.map((r) => r.pmd.failed().catch((e: Error) => `${r.name}: ${e.message}`)));
@@ -100,9 +108,15 @@ export async function soakMain(argv: string[]): Promise<number> {
         rxPackets: runs.reduce((a, r) => a + r.pmd.fwdStats().total.rxPackets, 0),
       };
       samples.push(s);
+      for (const r of runs) {
+        const rx = r.pmd.fwdStats().total.rxPackets;
+        if (s.t < bounds.warmup || !rxAtWarm.has(r.name)) rxAtWarm.set(r.name, rx);
+        rxAtEnd.set(r.name, rx);
+      }
       if (!values.ci) say(`soak: ${s.t.toFixed(0)} s rss ${(s.rss / 2 ** 20).toFixed(1)} MiB heap ${(s.heapUsed / 2 ** 20).toFixed(1)} MiB in flight ${s.inUse} fds ${s.fds} rx ${s.rxPackets}`);
     }
     if (failure !== undefined) problems.push(failure);
+    for (const r of runs) if ((rxAtEnd.get(r.name) ?? 0) <= (rxAtWarm.get(r.name) ?? 0)) problems.push(`${r.name}: no packet received after the warm-up`);
   } finally {
     for (const r of runs) {
       try {
@@ -116,7 +130,7 @@ export async function soakMain(argv: string[]): Promise<number> {
   const verdict = judge(samples, bounds);
   problems.push(...verdict.problems);
   const pass = problems.length === 0;
-  const record = { minutes, period, bounds, pairs: runs.map((r) => ({ name: r.name, argv: r.argv })), samples, trends: verdict.trends, problems, pass };
+  const record = { minutes, period, bounds, pairs: runs.map((r) => ({ name: r.name, argv: r.argv, rxPackets: rxAtEnd.get(r.name) ?? 0 })), samples, trends: verdict.trends, problems, pass };
   writeFileSync(join(out, 'soak.json'), JSON.stringify(record, null, 2) + '\n');
   writeFileSync(join(out, 'soak.svg'), plot(samples, `dpkit soak: ${runs.map((r) => r.name).join(', ')}, ${minutes} min`, bounds.warmup));
   for (const t of verdict.trends) say(`soak: ${t.metric} ${t.ok ? 'flat' : 'GREW'}: ${(t.growth / 2 ** 20).toFixed(2)} MiB over the measured window (bound ${(t.bound / 2 ** 20).toFixed(2)} MiB)`);

@@ -58,12 +58,13 @@ describe('dpkit soak', () => {
     assert.equal(r.stderr, 'dpkit: soak: --minutes -3: expected a number of minutes > 0\n');
   });
 
-  it('a short soak on null, ring and pcap passes and writes its record and plot, pools full', () => {
+  it('a short soak on null, ring, pcap, vhost/virtio and nicsim passes and writes its record and plot, pools full', () => {
     const r = spawnSync(process.execPath, [DPKIT, 'soak', '--minutes', '0.25', '--period', '1', '--ci', '--out', dir], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(r.status, 0, r.stdout + r.stderr);
-    const rec = JSON.parse(readFileSync(join(dir, 'soak.json'), 'utf8')) as { pass: boolean; samples: SoakSample[]; pairs: { name: string }[] };
+    const rec = JSON.parse(readFileSync(join(dir, 'soak.json'), 'utf8')) as { pass: boolean; samples: SoakSample[]; pairs: { name: string; rxPackets: number }[] };
     assert.equal(rec.pass, true);
-    assert.deepEqual(rec.pairs.map((p) => p.name), ['null', 'ring', 'pcap']);
+    assert.deepEqual(rec.pairs.map((p) => p.name), ['null', 'ring', 'pcap', 'vhost', 'nicsim']);
+    for (const p of rec.pairs) assert.ok(p.rxPackets > 0, `${p.name} forwarded`);
     assert.ok(rec.samples.length >= 10);
     assert.match(readFileSync(join(dir, 'soak.svg'), 'utf8'), /^<svg /);
   });
