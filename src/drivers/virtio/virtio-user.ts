@@ -11,7 +11,8 @@
  * The link is up while a backend has the rings.
  *
  * Devargs (DPDK's): path, server, queues, queue_size, mrg_rxbuf=0|1, in_order=0|1, mac,
- * packed_vq=0 (1 is refused: split rings only). dpkit
+ * packed_vq=0|1 (ask for packed rings, virtio-packed.ts; split if the
+ * backend does not offer them, as DPDK's virtio_user). dpkit
  * adds: indirect=0|1 and event_idx=0|1 (offer the ring features, default 1),
  * mtu (largest frame received without MRG_RXBUF, default 1500: rx buffers
  * are chained to hold it), tx_free_mode=single|bulk64|bulkall (the i40e
@@ -43,10 +44,15 @@ import { parseMac } from '../../net/ether.js';
 import { vdevMac } from '../mac.js';
 import { G_BAD_USED, G_KICKS, GPA_BASE, reserveGuestRing, type GuestRingLayout } from './guest-ring.js';
 import { IND_MAX, VirtioRxQueue, VirtioTxQueue, type VirtioRxDesc, type VirtioTxDesc } from './virtio-rxtx.js';
+import { PackedRxQueue, PackedTxQueue } from './virtio-packed.js';
+import { PACKED_EVENT_FLAGS, RING_EVENT_FLAGS_DISABLE, encodeBase } from '../../virtio/packed.js';
+
+type RxQ = VirtioRxQueue | PackedRxQueue;
+type TxQ = VirtioTxQueue | PackedTxQueue;
 
 const DEFAULT_QUEUE_SIZE = 256;
 /** Features the rings' layout and descriptors depend on: every backend of a port must agree on these. */
-const LAYOUT_FEATURES = bit(Feature.NET_F_MRG_RXBUF) | bit(Feature.RING_F_INDIRECT_DESC) | bit(Feature.RING_F_EVENT_IDX) | bit(Feature.F_IN_ORDER);
+const LAYOUT_FEATURES = bit(Feature.NET_F_MRG_RXBUF) | bit(Feature.RING_F_INDIRECT_DESC) | bit(Feature.RING_F_EVENT_IDX) | bit(Feature.F_IN_ORDER) | bit(Feature.F_RING_PACKED);
 /** A client frontend retries its connect this often after the backend went away (DPDK's vhost reconnect: 1 s). */
 const RECONNECT_MS = 1000;
 
@@ -75,8 +81,8 @@ class VirtioUserDriver implements EthDriver {
   private overSocket = false;
   private features: Features = 0n;
   private negotiated = false;
-  private rxq: VirtioRxQueue[] = [];
-  private txq: VirtioTxQueue[] = [];
+  private rxq: RxQ[] = [];
+  private txq: TxQ[] = [];
   private started = false;
   /** The rings were filled (once: a restart or reconnect keeps what is posted). */
   private filled = false;
@@ -100,9 +106,8 @@ class VirtioUserDriver implements EthDriver {
     this.queues = intArg(name, args, 'queues', 1, 1, 128);
     this.queueSize = intArg(name, args, 'queue_size', DEFAULT_QUEUE_SIZE, 1, VRING_MAX_SIZE);
     if (!isVringSize(this.queueSize)) throw new ArgError(`${name}: queue_size=${this.queueSize}: must be a power of two`);
-    // DPDK's devarg, so its command lines work unchanged; dpkit's rings are split rings only.
-    if (boolArg(name, args, 'packed_vq')) throw new ArgError(`${name}: packed_vq=1: packed virtqueues are not supported (split rings only); use packed_vq=0`);
     let wanted = SUPPORTED_FEATURES;
+    if (boolArg(name, args, 'packed_vq')) wanted |= bit(Feature.F_RING_PACKED);
     if (args.has('mrg_rxbuf') && !boolArg(name, args, 'mrg_rxbuf')) wanted &= ~bit(Feature.NET_F_MRG_RXBUF);
     if (args.has('indirect') && !boolArg(name, args, 'indirect')) wanted &= ~bit(Feature.RING_F_INDIRECT_DESC);
     if (args.has('event_idx') && !boolArg(name, args, 'event_idx')) wanted &= ~bit(Feature.RING_F_EVENT_IDX);
@@ -259,7 +264,12 @@ class VirtioUserDriver implements EthDriver {
   private ring(nbDesc: number, what: string): GuestRingLayout {
     const num = nbDesc || this.queueSize;
     if (!isVringSize(num)) throw new ArgError(`${this.ctx.name}: ${what}: ${num} descriptors: must be a power of two in [1, ${VRING_MAX_SIZE}]`);
-    return reserveGuestRing(this.ctx.heap, num);
+    return reserveGuestRing(this.ctx.heap, num, this.packed);
+  }
+
+  /** VIRTIO_F_RING_PACKED was agreed: the rings are packed ones. */
+  private get packed(): boolean {
+    return has(this.features, Feature.F_RING_PACKED);
   }
 
   rxQueueSetup(q: number, nbDesc: number, pool: Mempool, conf: RxQueueConf, stats: number): RxQueue {
@@ -278,6 +288,7 @@ class VirtioUserDriver implements EthDriver {
       driver: 'virtio_user',
       kind: 'rx',
       ring,
+      packed: this.packed,
       port: this.ctx.portId,
       stats,
       eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
@@ -289,7 +300,7 @@ class VirtioUserDriver implements EthDriver {
       rxFreeThresh,
       freeHeads: heap.reserve(2 * heads, 64, 'virtio rx free heads'),
     };
-    const rxq = new VirtioRxQueue(heap, d);
+    const rxq = d.packed ? new PackedRxQueue(heap, d) : new VirtioRxQueue(heap, d);
     this.rxq[q] = rxq;
     return rxq;
   }
@@ -299,11 +310,13 @@ class VirtioUserDriver implements EthDriver {
     const ring = this.ring(nbDesc, `tx queue ${q}`);
     const txFreeThresh = conf.txFreeThresh || Math.min(32, ring.num >> 2);
     if (txFreeThresh >= ring.num) throw new ArgError(`${this.ctx.name}: tx queue ${q}: tx_free_thresh ${txFreeThresh} must be below the ring's ${ring.num} descriptors`);
-    const indirect = has(this.features, Feature.RING_F_INDIRECT_DESC);
+    // A packed ring's chains are consecutive descriptors: no indirect tables (negotiated, unused).
+    const indirect = has(this.features, Feature.RING_F_INDIRECT_DESC) && !this.packed;
     const d: VirtioTxDesc = {
       driver: 'virtio_user',
       kind: 'tx',
       ring,
+      packed: this.packed,
       port: this.ctx.portId,
       stats,
       eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
@@ -318,7 +331,7 @@ class VirtioUserDriver implements EthDriver {
       hdrArea: heap.reserve(16 * ring.num, 64, 'virtio tx headers'),
       indArea: indirect ? heap.reserve(IND_MAX * 16 * ring.num, 64, 'virtio tx indirect tables') : 0,
     };
-    const txq = new VirtioTxQueue(heap, d);
+    const txq = d.packed ? new PackedTxQueue(heap, d) : new VirtioTxQueue(heap, d);
     this.txq[q] = txq;
     return txq;
   }
@@ -342,26 +355,30 @@ class VirtioUserDriver implements EthDriver {
   private giveRings(ch: Channel): void {
     const heap = this.ctx.heap;
     ch.request({ req: Req.SET_MEM_TABLE, regions: [{ gpa: GPA_BASE, size: heap.size, userAddr: GPA_BASE, heapOffset: 0 }] });
-    const setup = (index: number, ring: GuestRingLayout): void => {
+    const fresh = !this.filled;
+    this.filled = true;
+    const setup = (index: number, q: RxQ | TxQ): void => {
+      const ring = q.d.ring;
       ch.request({ req: Req.SET_VRING_NUM, index, num: ring.num });
       // Where the last backend stopped: GET_VRING_BASE's answer, or (it died) what it had used.
-      const base = this.bases.get(index) ?? Atomics.load(heap.u16, (ring.used + 2) >>> 1);
+      // A fresh packed ring starts at position 0 with wrap counter 1 (bit 15).
+      const packedBase = (pq: PackedRxQueue | PackedTxQueue): number => (fresh ? encodeBase(0, 1) : pq.resumeBase());
+      const base = this.bases.get(index) ?? (q instanceof PackedRxQueue || q instanceof PackedTxQueue ? packedBase(q) : Atomics.load(heap.u16, (ring.used + 2) >>> 1));
       ch.request({ req: Req.SET_VRING_BASE, index, num: base });
       ch.request({ req: Req.SET_VRING_ADDR, index, desc: GPA_BASE + ring.desc, avail: GPA_BASE + ring.avail, used: GPA_BASE + ring.used });
       ch.request({ req: Req.SET_VRING_KICK, index, notifier: this.kick });
       // dpkit's lcores poll: no calls wanted (the flag for devices without EVENT_IDX).
       ch.request({ req: Req.SET_VRING_CALL, index, notifier: NO_NOTIFIER });
-      Atomics.store(heap.u16, ring.avail >>> 1, VRING_AVAIL_F_NO_INTERRUPT);
+      if (q.d.packed) Atomics.store(heap.u16, (ring.avail + PACKED_EVENT_FLAGS) >>> 1, RING_EVENT_FLAGS_DISABLE);
+      else Atomics.store(heap.u16, ring.avail >>> 1, VRING_AVAIL_F_NO_INTERRUPT);
       ch.request({ req: Req.SET_VRING_ENABLE, index, enable: true });
     };
-    const fresh = !this.filled;
-    this.filled = true;
     // Rings first, then the buffers: the device is listening when the rx rings fill.
-    this.rxq.forEach((rxq, q) => setup(rxVring(q), rxq.d.ring));
+    this.rxq.forEach((rxq, q) => setup(rxVring(q), rxq));
     if (fresh) this.rxq.forEach((rxq) => rxq.init());
     this.txq.forEach((txq, q) => {
       if (fresh) txq.init();
-      setup(txVring(q), txq.d.ring);
+      setup(txVring(q), txq);
     });
     this.ringsUp = true;
   }
@@ -424,6 +441,6 @@ export const virtioUser: DriverSpec = {
   name: 'virtio_user',
   keys: ['path', 'server', 'queues', 'queue_size', 'mrg_rxbuf', 'in_order', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode', 'packed_vq', 'net_stats'],
   create: (ctx) => new VirtioUserDriver(ctx),
-  openRxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioRxQueue(heap, d as VirtioRxDesc),
-  openTxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioTxQueue(heap, d as VirtioTxDesc),
+  openRxQueue: (heap: Heap, d: QueueDescriptor) => ((d as VirtioRxDesc).packed ? new PackedRxQueue(heap, d as VirtioRxDesc) : new VirtioRxQueue(heap, d as VirtioRxDesc)),
+  openTxQueue: (heap: Heap, d: QueueDescriptor) => ((d as VirtioTxDesc).packed ? new PackedTxQueue(heap, d as VirtioTxDesc) : new VirtioTxQueue(heap, d as VirtioTxDesc)),
 };
