@@ -31,6 +31,8 @@ setVhostLog((l) => lines.push(l));
 const CASES = [
   { what: 'dpkit net_vhost (server), DPDK virtio_user killed', dpkit: (s: string) => `net_vhost0,iface=${s}`, dpdk: (s: string) => `virtio_user0,path=${s}`, dpkitFirst: true },
   { what: 'dpkit virtio_user (client, reconnecting), DPDK net_vhost killed', dpkit: (s: string) => `virtio_user0,path=${s}`, dpdk: (s: string) => `net_vhost0,iface=${s}`, dpkitFirst: false },
+  // Packed rings: the restarted backend resumes past the used elements the dead one wrote (resumeBase).
+  { what: 'dpkit virtio_user (packed_vq=1, reconnecting), DPDK net_vhost killed', dpkit: (s: string) => `virtio_user0,path=${s},packed_vq=1`, dpdk: (s: string) => `net_vhost0,iface=${s}`, dpkitFirst: false },
 ];
 
 describe('vhost-user when the DPDK peer dies', { skip: skipDpdk }, () => {
