@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { drivers } from '../../src/drivers/index.js';
+import { PackedRxQueue } from '../../src/drivers/virtio/virtio-packed.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
@@ -79,6 +80,7 @@ describe('vhost-user when the DPDK peer dies', { skip: skipDpdk }, () => {
       await tp.ready(pump);
       if (!c.dpkitFirst) up();
       await waitFor('link up', () => ethdev.linkUp(port), pump, tp);
+      if (guest) assert.equal(ethdev.rxQueue(port, 0) instanceof PackedRxQueue, c.dpkit(sock).includes('packed_vq=1'), 'the ring kind asked for');
       await tp.command('start', /testpmd> $/m, pump);
       await waitFor('traffic from the first peer', () => received >= 1000, pump, tp);
       const fdsUp = fdCount();
