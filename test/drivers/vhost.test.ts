@@ -11,6 +11,8 @@ import { connect, listen } from '../../src/vhost/in-process.js';
 import { VhostDev } from '../../src/vhost/vhost-dev.js';
 import { Req } from '../../src/vhost/protocol.js';
 import { PackedRxQueue, PackedTxQueue } from '../../src/drivers/virtio/virtio-packed.js';
+import type { RxQueue, TxQueue } from '../../src/ethdev/driver.js';
+import { PACKED_EVENT_FLAGS, RING_EVENT_FLAGS_DISABLE, RING_EVENT_FLAGS_ENABLE } from '../../src/virtio/packed.js';
 import { assertFull, portUp } from '../helpers.js';
 
 /** Packet sizes of the issue: 60 to 9000 B, chained above one mbuf. */
@@ -228,6 +230,30 @@ describe('vhost and virtio_user, in process', () => {
     const gx = t.ethdev.xstats(t.guest);
     assert.equal(hx.guest_notifications, 0);
     assert.equal(gx.virtio_kicks, 0);
+    t.close();
+  });
+
+  it('packed rings, as DPDK\'s polling virtio PMD: the driver event areas say DISABLE, and the guest kicks only when the device event area does not', () => {
+    const t = setup('', ',packed_vq=1');
+    const { heap, ethdev } = t;
+    const ringOf = (q: RxQueue | TxQueue) => (q.descriptor() as unknown as { ring: { avail: number; used: number } }).ring;
+    const rxRing = ringOf(ethdev.rxQueue(t.guest, 0));
+    const txRing = ringOf(ethdev.txQueue(t.guest, 0));
+    const flags = (area: number) => Atomics.load(heap.u16, (area + PACKED_EVENT_FLAGS) >>> 1);
+    assert.deepEqual([flags(rxRing.avail), flags(txRing.avail)], [RING_EVENT_FLAGS_DISABLE, RING_EVENT_FLAGS_DISABLE], 'no calls wanted');
+    assert.deepEqual([flags(rxRing.used), flags(txRing.used)], [RING_EVENT_FLAGS_DISABLE, RING_EVENT_FLAGS_DISABLE], "dpkit's backend polls: no kicks wanted");
+    transfer(t, t.host, t.guest, t.hostPool, 5000, [64]);
+    transfer(t, t.guest, t.host, t.guestPool, 5000, [64, 3000]);
+    assert.equal(ethdev.xstats(t.host).guest_notifications, 0);
+    assert.equal(ethdev.xstats(t.guest).virtio_kicks, 0);
+    // A device that asks for kicks on its tx ring gets one per burst that made buffers available, and none once it stops asking.
+    Atomics.store(heap.u16, (txRing.used + PACKED_EVENT_FLAGS) >>> 1, RING_EVENT_FLAGS_ENABLE);
+    transfer(t, t.guest, t.host, t.guestPool, 40, [64], 8);
+    const kicks = ethdev.xstats(t.guest).virtio_kicks!;
+    assert.ok(kicks >= 5, `kicked: ${kicks}`);
+    Atomics.store(heap.u16, (txRing.used + PACKED_EVENT_FLAGS) >>> 1, RING_EVENT_FLAGS_DISABLE);
+    transfer(t, t.guest, t.host, t.guestPool, 40, [64], 8);
+    assert.equal(ethdev.xstats(t.guest).virtio_kicks, kicks);
     t.close();
   });
 
