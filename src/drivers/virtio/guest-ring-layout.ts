@@ -122,8 +122,12 @@ export const G_AVAIL_WRAP = 17;
 export const VQG_USED_WRAP = 144;
 /** VQG_USED_WRAP as a f64 index. */
 export const G_USED_WRAP = 18;
+/** Packed: the port's link state (virtio_user's control word) this queue last followed: odd, its mbufs released and ring cleared; even, its ring set up afresh. The control thread waits for it before handing the rings to a new backend. (u32 at byte 152) */
+export const VQG_LINK_STATE = 152;
+/** VQG_LINK_STATE as a u32 index. */
+export const VQG_W_LINK_STATE = 38;
 /** Tx: VIRTIO_F_IN_ORDER negotiated. */
 export const VQG_F_IN_ORDER = 1;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const GUEST_RING_LAYOUT_ID = 0x29a56702;
+export const GUEST_RING_LAYOUT_ID = 0xc8b75709;

@@ -45,6 +45,7 @@ ids from the same free list (tx) or free stack (rx) as a split ring's heads.`,
     idx: { type: 'u32', at: 132, doc: 'Call (tx): the avail index to fill from (not yet published).' },
     availWrap: { type: 'f64', at: 136, doc: "Packed: the driver's wrap counter (0 or 1) at availIdx." },
     usedWrap: { type: 'f64', at: 144, doc: 'Packed: the wrap counter (0 or 1) a used element at lastUsed carries.' },
+    linkState: { type: 'u32', at: 152, doc: "Packed: the port's link state (virtio_user's control word) this queue last followed: odd, its mbufs released and ring cleared; even, its ring set up afresh. The control thread waits for it before handing the rings to a new backend." },
   },
   consts: {
     VQG_F_IN_ORDER: { value: 1, doc: 'Tx: VIRTIO_F_IN_ORDER negotiated.' },

@@ -52,6 +52,7 @@ import {
   VQG_W_FREE,
   VQG_W_HEADROOM,
   VQG_W_LIMIT,
+  VQG_W_LINK_STATE,
   VQG_W_NDESC,
   VQG_W_NEXT_FREE,
 } from './guest-ring.js';
@@ -65,11 +66,48 @@ import { availBits, isUsed, virtioPackedOps, type VirtioPackedOps } from './virt
  */
 abstract class PackedQueue extends GuestQueue {
   protected readonly pops: VirtioPackedOps;
+  /** i32 index of the port's link state word, and the value this queue last followed (its block's linkState). */
+  private readonly linkWord: number;
+  private seen: number;
 
   constructor(heap: Heap, d: VirtioRxDesc | VirtioTxDesc) {
     super(heap, d);
     this.pops = virtioPackedOps(heap);
+    this.linkWord = d.linkState >>> 2;
+    this.seen = Atomics.load(this.u32, this.w + VQG_W_LINK_STATE);
   }
+
+  /**
+   * Follows the port's link state, at the top of every burst (DPDK's virtio
+   * bursts check hw->started): the lcore polling a queue owns its ring, so it
+   * is the one that empties it when the backend went away and sets it up
+   * afresh when a new one has it, as DPDK resets a packed ring on reconnect.
+   * The control thread calls it only for a port no lcore polls (stopped).
+   * @returns whether the ring may be used.
+   */
+  followLink(): boolean {
+    const state = Atomics.load(this.i32, this.linkWord);
+    if (state === this.seen) return (state & 1) === 0;
+    if ((state & 1) !== 0) {
+      this.releaseAll();
+      // No descriptor may look available to the next backend before the ring is set up again.
+      for (let p = 0; p < this.num; p++) this.u16[(this.desc + p * PDESC_SIZE + 14) >>> 1] = 0;
+    } else this.init();
+    this.seen = state;
+    Atomics.store(this.u32, this.w + VQG_W_LINK_STATE, state); // the control thread waits for this
+    return (state & 1) === 0;
+  }
+
+  /** The link state this queue last followed (the control thread waits for an odd one before a new backend gets the rings). */
+  linkFollowed(): number {
+    return Atomics.load(this.u32, this.w + VQG_W_LINK_STATE);
+  }
+
+  /** Control plane: the ring set up afresh (positions, ids, and for rx the buffers posted). */
+  abstract init(): void;
+
+  /** Returns every mbuf on the ring to its pool. */
+  abstract releaseAll(): void;
 
   /** Control plane: both wrap counters start at 1, both positions at 0 (virtio 1.1 2.8.1). */
   protected resetRing(): void {
@@ -211,6 +249,7 @@ export class PackedRxQueue extends PackedQueue implements RxQueue {
   }
 
   rxBurst(burst: Burst, n: number): number {
+    if (!this.followLink()) return 0;
     const u16 = this.u16;
     const u32 = this.u32;
     const f = this.f64;
@@ -498,6 +537,7 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
   }
 
   txBurst(burst: Burst, n: number): number {
+    if (!this.followLink()) return 0;
     const u16 = this.u16;
     const u32 = this.u32;
     const f = this.f64;

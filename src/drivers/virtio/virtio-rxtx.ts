@@ -74,6 +74,8 @@ export interface CommonDesc extends QueueDescriptor {
   kick: number;
   /** net_stats=1: heap offset of the queue's pktStats block (ethdev/stats.record.ts), counted per packet as DPDK's virtio PMD does; 0 without. */
   pktStats: number;
+  /** Packed: heap byte offset of the port's link state word (odd while no backend has the rings; virtio-packed.ts). */
+  linkState: number;
 }
 
 export interface VirtioRxDesc extends CommonDesc {

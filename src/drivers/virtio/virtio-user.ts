@@ -95,6 +95,13 @@ class VirtioUserDriver implements EthDriver {
   private readonly bases = new Map<number, number>();
   /** The kick counter the device may be woken through (one per port: dpkit's backend polls). */
   private readonly kick: number;
+  /**
+   * Packed rings: the link state word the queues follow (virtio-packed.ts),
+   * bumped to odd when a backend goes away (each queue's lcore then returns
+   * its mbufs and clears its ring) and to even when a new one has the rings
+   * (each sets its ring up afresh), as DPDK resets a packed ring on reconnect.
+   */
+  private readonly linkState: number;
 
   constructor(private readonly ctx: DriverContext) {
     const { name, args } = ctx;
@@ -118,6 +125,7 @@ class VirtioUserDriver implements EthDriver {
     const mac = args.get('mac');
     this.mac = mac === undefined ? vdevMac(name) : macArg(name, mac);
     this.kick = ctx.heap.reserve(64, 64, 'virtio kick');
+    this.linkState = ctx.heap.reserve(64, 64, 'virtio link state');
     claimPath(ctx.heap, path);
   }
 
@@ -228,7 +236,7 @@ class VirtioUserDriver implements EthDriver {
     const ch = this.socketChannel(fd);
     try {
       this.negotiate(ch);
-      if (this.started) this.giveRings(ch);
+      if (this.started) this.handOver(ch);
       vhostLog(`${this.ctx.name}: vhost-user ${this.path}: backend connected${this.ringsUp ? ', link up' : ''}`);
     } catch (e) {
       if (!(e instanceof VhostError || e instanceof NativeError)) throw e;
@@ -238,11 +246,20 @@ class VirtioUserDriver implements EthDriver {
     }
   }
 
-  /** The backend went away: link down, posted buffers stay posted for the next backend. */
+  /**
+   * The backend went away: link down. Split rings keep what is posted for the
+   * next backend; packed rings are emptied, every mbuf back in its pool, by
+   * the lcores that poll them (at once here when the port is stopped).
+   */
   private lost(why: string): void {
     this.channel = null;
     this.ringsUp = false;
     this.bases.clear();
+    if (this.packed && this.filled) {
+      const w = this.linkState >>> 2;
+      if ((Atomics.load(this.ctx.heap.i32, w) & 1) === 0) Atomics.add(this.ctx.heap.i32, w, 1);
+      if (!this.started) for (const q of this.packedQueues()) q.followLink();
+    }
     if (why) vhostLog(`${this.ctx.name}: vhost-user ${this.path}: ${why}; link down`);
     if (!this.server && !this.closed) this.timer = setTimeout(() => this.reconnect(), RECONNECT_MS);
   }
@@ -293,6 +310,7 @@ class VirtioUserDriver implements EthDriver {
       stats,
       eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
       kick: this.kick,
+      linkState: this.linkState,
       pktStats: this.pktStats.block('rx', q),
       pool: pool.offset,
       mrg,
@@ -321,6 +339,7 @@ class VirtioUserDriver implements EthDriver {
       stats,
       eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
       kick: this.kick,
+      linkState: this.linkState,
       pktStats: this.pktStats.block('tx', q),
       indirect,
       inOrder: has(this.features, Feature.F_IN_ORDER),
@@ -340,8 +359,43 @@ class VirtioUserDriver implements EthDriver {
   start(): void {
     if (this.channel === null && !this.overSocket) throw new ArgError(`${this.ctx.name}: start before configure`);
     this.started = true;
-    if (this.channel !== null) this.giveRings(this.channel);
+    if (this.channel !== null) this.handOver(this.channel);
     else this.fill();
+  }
+
+  private packedQueues(): (PackedRxQueue | PackedTxQueue)[] {
+    return [...this.rxq, ...this.txq].filter((q): q is PackedRxQueue | PackedTxQueue => q instanceof PackedRxQueue || q instanceof PackedTxQueue);
+  }
+
+  /** Packed rings after a backend went away: every queue's lcore has emptied its ring (or none went away). */
+  private settled(): boolean {
+    const state = Atomics.load(this.ctx.heap.i32, this.linkState >>> 2);
+    return (state & 1) === 0 || this.packedQueues().every((q) => q.linkFollowed() === state);
+  }
+
+  /**
+   * Hands the rings to backend `ch` once they are settled: an lcore still
+   * emptying a packed ring must finish before a new backend may read it
+   * (checked again every millisecond). A refusal is logged and the connection dropped.
+   */
+  private handOver(ch: Channel): void {
+    if (this.settled()) {
+      this.giveRings(ch);
+      return;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.channel !== ch || !this.started || this.ringsUp || this.closed) return;
+      try {
+        this.handOver(ch);
+        if (this.ringsUp) vhostLog(`${this.ctx.name}: vhost-user ${this.path}: link up`);
+      } catch (e) {
+        if (!(e instanceof VhostError || e instanceof NativeError)) throw e;
+        vhostLog(`${e.message}; connection closed`);
+        ch.close();
+        this.lost('');
+      }
+    }, 1);
   }
 
   private fill(): void {
@@ -357,12 +411,15 @@ class VirtioUserDriver implements EthDriver {
     ch.request({ req: Req.SET_MEM_TABLE, regions: [{ gpa: GPA_BASE, size: heap.size, userAddr: GPA_BASE, heapOffset: 0 }] });
     const fresh = !this.filled;
     this.filled = true;
+    // Packed rings emptied after a backend went away: they start afresh, set up by their lcores once the state turns even.
+    const linkWord = this.linkState >>> 2;
+    const reset = (Atomics.load(heap.i32, linkWord) & 1) !== 0;
     const setup = (index: number, q: RxQ | TxQ): void => {
       const ring = q.d.ring;
       ch.request({ req: Req.SET_VRING_NUM, index, num: ring.num });
       // Where the last backend stopped: GET_VRING_BASE's answer, or (it died) what it had used.
       // A fresh packed ring starts at position 0 with wrap counter 1 (bit 15).
-      const packedBase = (pq: PackedRxQueue | PackedTxQueue): number => (fresh ? encodeBase(0, 1) : pq.resumeBase());
+      const packedBase = (pq: PackedRxQueue | PackedTxQueue): number => (fresh || reset ? encodeBase(0, 1) : pq.resumeBase());
       const base = this.bases.get(index) ?? (q instanceof PackedRxQueue || q instanceof PackedTxQueue ? packedBase(q) : Atomics.load(heap.u16, (ring.used + 2) >>> 1));
       ch.request({ req: Req.SET_VRING_BASE, index, num: base });
       ch.request({ req: Req.SET_VRING_ADDR, index, desc: GPA_BASE + ring.desc, avail: GPA_BASE + ring.avail, used: GPA_BASE + ring.used });
@@ -380,6 +437,7 @@ class VirtioUserDriver implements EthDriver {
       if (fresh) txq.init();
       setup(txVring(q), txq);
     });
+    if (reset) Atomics.add(heap.i32, linkWord, 1);
     this.ringsUp = true;
   }
 
