@@ -20,6 +20,12 @@
  * DISABLE (virtqueue_kick_prepare_packed); dpkit's and DPDK's vhost poll and
  * say it.
  *
+ * A backend that goes away takes the rings' mbufs back to their pools, as
+ * DPDK resets a packed ring on reconnect: the lcore polling a queue empties
+ * it at its next burst, following the port's link state word (followLink),
+ * and sets it up afresh when a new backend has it (virtio-user.ts waits for
+ * the first before handing the rings over).
+ *
  * The common case of each (one-buffer rx, the refill, one-segment tx, the tx
  * completions) is one call per burst to virtio-packed.as.ts's kernels or
  * their twins (virtio-packed.twin.ts); this file does the rest. A used
@@ -32,7 +38,7 @@ import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS 
 import { TxReclaim } from '../../ethdev/tx-reclaim.js';
 import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
-import { PACKED_EVENT_FLAGS, PDESC_SIZE, RING_EVENT_FLAGS_DISABLE, encodeBase } from '../../virtio/packed.js';
+import { PACKED_EVENT_FLAGS, PDESC_SIZE, RING_EVENT_FLAGS_DISABLE } from '../../virtio/packed.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE } from '../../virtio/virtio-net.js';
 import { VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
 import {
@@ -171,31 +177,6 @@ abstract class PackedQueue extends GuestQueue {
     Atomics.notify(this.i32, this.kick >>> 2);
     this.f64[this.st + G_KICKS]++;
   }
-
-  /** Descriptors the used element naming `id` covers (read-only: resumeBase's walk). */
-  protected abstract chainLength(id: number): number;
-
-  /**
-   * Where a new device resumes (SET_VRING_BASE after the last one died
-   * without GET_VRING_BASE): past the used elements it wrote, which the
-   * driver may not have read yet, at the first descriptor it had not used.
-   * Read-only, so an lcore may go on polling meanwhile. @returns the
-   * position with its wrap counter in bit 15.
-   */
-  resumeBase(): number {
-    let pos = this.f64[this.st + G_LAST_USED]!;
-    let w = this.f64[this.st + G_USED_WRAP]!;
-    for (let seen = 0; seen < this.num && isUsed(this.flagsAt(pos), w); ) {
-      const c = this.chainLength(this.u16[(this.desc + pos * PDESC_SIZE + 12) >>> 1]!);
-      seen += c;
-      pos += c;
-      if (pos >= this.num) {
-        pos -= this.num;
-        w ^= 1;
-      }
-    }
-    return encodeBase(pos, w);
-  }
 }
 
 export class PackedRxQueue extends PackedQueue implements RxQueue {
@@ -242,10 +223,6 @@ export class PackedRxQueue extends PackedQueue implements RxQueue {
     for (let j = 0; j < this.heads; j++) this.free[j] = j * this.k;
     this.f64[this.st + G_NUM_FREE] = this.heads;
     this.fill(1);
-  }
-
-  protected chainLength(): number {
-    return this.k;
   }
 
   rxBurst(burst: Burst, n: number): number {
@@ -510,30 +487,6 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
     this.f64[this.st + G_FREE_HEAD] = 0;
     this.f64[this.st + G_NUM_FREE] = num;
     this.f64[this.st + G_OLDEST] = 0;
-  }
-
-  /** resumeBase's walk with IN_ORDER: the oldest chain not yet covered by the elements it passed. */
-  private scanOldest = 0;
-
-  override resumeBase(): number {
-    this.scanOldest = this.f64[this.st + G_OLDEST]!;
-    return super.resumeBase();
-  }
-
-  protected chainLength(id: number): number {
-    if (id >= this.num || this.sw[id] === 0) return 1;
-    if (!this.inOrder) return this.ndesc[id]!;
-    // In order an element stands for every chain from the oldest through `id`.
-    let c = 0;
-    let j = this.scanOldest;
-    for (let seen = 0; seen < this.num; seen++) {
-      c += this.ndesc[j]!;
-      const done = j === id;
-      j = this.nextFree[j]!;
-      if (done) break;
-    }
-    this.scanOldest = j;
-    return c;
   }
 
   txBurst(burst: Burst, n: number): number {

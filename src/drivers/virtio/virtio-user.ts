@@ -418,9 +418,10 @@ class VirtioUserDriver implements EthDriver {
       const ring = q.d.ring;
       ch.request({ req: Req.SET_VRING_NUM, index, num: ring.num });
       // Where the last backend stopped: GET_VRING_BASE's answer, or (it died) what it had used.
-      // A fresh packed ring starts at position 0 with wrap counter 1 (bit 15).
-      const packedBase = (pq: PackedRxQueue | PackedTxQueue): number => (fresh || reset ? encodeBase(0, 1) : pq.resumeBase());
-      const base = this.bases.get(index) ?? (q instanceof PackedRxQueue || q instanceof PackedTxQueue ? packedBase(q) : Atomics.load(heap.u16, (ring.used + 2) >>> 1));
+      // A fresh (or emptied) packed ring starts at position 0 with wrap counter 1 (bit 15); one that was
+      // stopped, where GET_VRING_BASE said (a backend that went away instead emptied it: reset).
+      const packedBase = fresh || reset ? encodeBase(0, 1) : (this.bases.get(index) ?? encodeBase(0, 1));
+      const base = q.d.packed ? packedBase : (this.bases.get(index) ?? Atomics.load(heap.u16, (ring.used + 2) >>> 1));
       ch.request({ req: Req.SET_VRING_BASE, index, num: base });
       ch.request({ req: Req.SET_VRING_ADDR, index, desc: GPA_BASE + ring.desc, avail: GPA_BASE + ring.avail, used: GPA_BASE + ring.used });
       ch.request({ req: Req.SET_VRING_KICK, index, notifier: this.kick });
