@@ -26,6 +26,7 @@ import { memfdMemoryProvider } from '../../src/native/memory.js';
 import { setVhostLog } from '../../src/vhost/log.js';
 import { assertFull } from '../helpers.js';
 import { readCapture, writeCapture } from '../pcap/captures.js';
+import { noShim } from '../native/util.js';
 import { InteractiveTestpmd, killTestpmds, leakedFds, openFds, seqFrame, seqOf, skipDpdk, waitFor } from './dpdk.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-vhost-'));
@@ -54,6 +55,8 @@ interface Pairing {
   packed?: boolean;
   /** Frame sizes both ways (SIZE_DEFAULT unless given). */
   sizes?: number[];
+  /** The peer is dpkit's own testpmd in another process (the same command line as DPDK's), not DPDK. */
+  dpkitPeer?: boolean;
 }
 
 /**
@@ -70,12 +73,21 @@ const PAIRINGS: Pairing[] = [
   { what: 'dpkit virtio_user and DPDK net_vhost (server)', dpkit: (s) => `virtio_user0,path=${s}`, dpdk: (s) => `net_vhost0,iface=${s}`, dpkitFirst: false },
   { what: 'dpkit virtio_user (server=1) and DPDK net_vhost (client=1)', dpkit: (s) => `virtio_user0,path=${s},server=1`, dpdk: (s) => `net_vhost0,iface=${s},client=1`, dpkitFirst: true },
   { what: 'dpkit virtio_user (packed_vq=1) and DPDK net_vhost, 64..9000 B', dpkit: (s) => `virtio_user0,path=${s},packed_vq=1`, dpdk: (s) => `net_vhost0,iface=${s}`, dpkitFirst: false, packed: true, sizes: JUMBO },
+  {
+    what: 'dpkit virtio_user (packed_vq=1) and dpkit net_vhost in another process (dpkit testpmd), 64..9000 B',
+    dpkit: (s) => `virtio_user0,path=${s},packed_vq=1`,
+    dpdk: (s) => `net_vhost0,iface=${s}`,
+    dpkitFirst: false,
+    packed: true,
+    sizes: JUMBO,
+    dpkitPeer: true,
+  },
   { what: 'dpkit virtio_user (packed_vq=1, in_order=0, server=1) and DPDK net_vhost (client=1), 64..9000 B', dpkit: (s) => `virtio_user0,path=${s},packed_vq=1,in_order=0,server=1`, dpdk: (s) => `net_vhost0,iface=${s},client=1`, dpkitFirst: true, packed: true, sizes: JUMBO },
 ];
 
-describe('vhost-user with real DPDK', { skip: skipDpdk }, () => {
+describe('vhost-user with real DPDK (and dpkit across processes)', () => {
   PAIRINGS.forEach((pair, k) => {
-    it(`${pair.what}: both directions, counts equal on both sides, every byte intact`, async () => {
+    it(`${pair.what}: both directions, counts equal on both sides, every byte intact`, { skip: pair.dpkitPeer ? noShim : skipDpdk }, async () => {
       const sock = join(dir, `vh${k}.sock`);
       const inPcap = join(dir, `in${k}.pcap`);
       const outPcap = join(dir, `out${k}.pcap`);
@@ -100,12 +112,13 @@ describe('vhost-user with real DPDK', { skip: skipDpdk }, () => {
       };
       const dpdkVdevs = [`net_pcap0,rx_pcap=${inPcap},infinite_rx=1,tx_pcap=${outPcap}`, pair.dpdk(sock)];
       const fwdArgs = ['--forward-mode=io', '--no-flush-rx', ...(pair.sizes ? JUMBO_MBUFS : [])];
+      const peer = pair.dpkitPeer ? [process.execPath, 'bin/dpkit.js', 'testpmd'] : undefined;
       let tp: InteractiveTestpmd;
       if (pair.dpkitFirst) {
         up();
-        tp = new InteractiveTestpmd(`dpkit-vh${k}-${process.pid}`, dpdkVdevs, fwdArgs);
+        tp = new InteractiveTestpmd(`dpkit-vh${k}-${process.pid}`, dpdkVdevs, fwdArgs, undefined, peer);
       } else {
-        tp = new InteractiveTestpmd(`dpkit-vh${k}-${process.pid}`, dpdkVdevs, fwdArgs);
+        tp = new InteractiveTestpmd(`dpkit-vh${k}-${process.pid}`, dpdkVdevs, fwdArgs, undefined, peer);
         await tp.ready();
         assert.ok(existsSync(sock), `DPDK's net_vhost listens at ${sock}`);
         up();
