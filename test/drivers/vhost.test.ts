@@ -12,7 +12,7 @@ import { VhostDev } from '../../src/vhost/vhost-dev.js';
 import { Req } from '../../src/vhost/protocol.js';
 import { PackedRxQueue, PackedTxQueue } from '../../src/drivers/virtio/virtio-packed.js';
 import type { RxQueue, TxQueue } from '../../src/ethdev/driver.js';
-import { PACKED_EVENT_FLAGS, RING_EVENT_FLAGS_DISABLE, RING_EVENT_FLAGS_ENABLE } from '../../src/virtio/packed.js';
+import { PACKED_EVENT_FLAGS, RING_EVENT_FLAGS_DISABLE, RING_EVENT_FLAGS_ENABLE, VRING_PACKED_DESC_F_AVAIL, VRING_PACKED_DESC_F_USED } from '../../src/virtio/packed.js';
 import { assertFull, portUp } from '../helpers.js';
 
 /** Packet sizes of the issue: 60 to 9000 B, chained above one mbuf. */
@@ -256,6 +256,29 @@ describe('vhost and virtio_user, in process', () => {
     assert.equal(ethdev.xstats(t.guest).virtio_kicks, kicks);
     t.close();
   });
+
+  for (const datapath of ['wasm', 'ts'] as const) {
+    it(`packed rings: used elements naming buffers the guest did not post are counted and skipped, never followed (${datapath})`, () => {
+      const t = setup('', ',packed_vq=1', datapath);
+      const { heap, ethdev } = t;
+      const ring = (ethdev.rxQueue(t.guest, 0).descriptor() as unknown as { ring: { desc: number; num: number } }).ring;
+      // Before the host takes anything: positions 0 and 1 turned into used elements (wrap 1) naming ids
+      // beyond every posted buffer's; position 2 still holds a posted, not yet used, buffer.
+      const used = (pos: number, id: number) => {
+        heap.u32[(ring.desc + 16 * pos + 8) >>> 2] = 64;
+        heap.u16[(ring.desc + 16 * pos + 12) >>> 1] = id;
+        Atomics.store(heap.u16, (ring.desc + 16 * pos + 14) >>> 1, VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED);
+      };
+      used(0, ring.num + 5);
+      used(1, 0x7fff);
+      const b = heap.burst(32);
+      assert.equal(ethdev.rxBurst(t.guest, 0, b, 32), 0, 'nothing received');
+      assert.equal(ethdev.xstats(t.guest)['virtio_bad_used'], 2, 'both counted');
+      assert.equal(ethdev.rxBurst(t.guest, 0, b, 32), 0);
+      assert.equal(ethdev.xstats(t.guest)['virtio_bad_used'], 2, 'and skipped: not counted again');
+      t.close(); // every posted mbuf, the two the device wrote over included, back in its pool
+    });
+  }
 
   for (const eventIdx of [true, false]) {
     it(`calls a guest that asks for it, and only then (${eventIdx ? 'used_event' : 'VRING_AVAIL_F_NO_INTERRUPT'})`, () => {
