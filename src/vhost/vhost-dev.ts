@@ -86,7 +86,7 @@ export class VhostDev implements Backend {
   /** The data-path descriptor of vring `index`. */
   queueDesc(index: number, port: number): VhostQueueDesc {
     const state = this.states + index * S.STATE_SLOTS;
-    return { memTable: this.mem.at, state, q: this.blocks + index * VHOST_QUEUE_SIZE, port, nombuf: state + S.S_NOMBUF };
+    return { memTable: this.mem.at, state, q: this.blocks + index * VHOST_QUEUE_SIZE, port, nombuf: state + S.S_NOMBUF, link: this.states };
   }
 
   /** The negotiated vhost-user protocol features (after SET_PROTOCOL_FEATURES). */

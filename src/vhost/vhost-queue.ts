@@ -62,6 +62,8 @@ export interface VhostQueueDesc {
   port: number;
   /** f64 slot that counts failed mbuf allocations: the vring's own, or a port's rx_nombuf. */
   nombuf: number;
+  /** f64 slot of the state block of the device's first vring, whose readiness is the link: a trap on any ring clears it. */
+  link: number;
 }
 
 export class VhostQueue {
@@ -489,8 +491,10 @@ export class VhostQueue {
   /**
    * A kernel trapped: it reached past guest memory into the guard pages
    * around a mapped window (a bug in a check, never a guest's doing). One
-   * line, the ring stops and the link goes down; the process and every other
-   * port go on, and a new connection (a new generation) reopens the ring.
+   * line, the ring stops and the link goes down, whichever queue it was (the
+   * link is the first vring's readiness, so that one is cleared too); the
+   * process and every other port go on, and a new connection (a new
+   * generation) reopens the rings.
    * Anything but a wasm trap is rethrown.
    */
   private trapped(e: unknown): void {
@@ -500,6 +504,7 @@ export class VhostQueue {
     this.packed = null;
     this.nPend = 0;
     this.f64[this.st + S.S_READY] = 0;
+    this.f64[this.d.link + S.S_READY] = 0;
   }
 
   /** The packed kernels' call part: positions and wrap counters, and the scratch for their first pass. */

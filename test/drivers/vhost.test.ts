@@ -10,6 +10,9 @@ import { Feature, VRING_AVAIL_F_NO_INTERRUPT, bit, has } from '../../src/virtio/
 import { connect, listen } from '../../src/vhost/in-process.js';
 import { VhostDev } from '../../src/vhost/vhost-dev.js';
 import { Req } from '../../src/vhost/protocol.js';
+import { PackedRxQueue, PackedTxQueue } from '../../src/drivers/virtio/virtio-packed.js';
+import type { RxQueue, TxQueue } from '../../src/ethdev/driver.js';
+import { PACKED_EVENT_FLAGS, RING_EVENT_FLAGS_DISABLE, RING_EVENT_FLAGS_ENABLE, VRING_PACKED_DESC_F_AVAIL, VRING_PACKED_DESC_F_USED } from '../../src/virtio/packed.js';
 import { assertFull, portUp } from '../helpers.js';
 
 /** Packet sizes of the issue: 60 to 9000 B, chained above one mbuf. */
@@ -109,18 +112,41 @@ describe('vhost and virtio_user, in process', () => {
     ['no MRG_RXBUF (chained rx buffers), no INDIRECT', ',mrg_rxbuf=0,indirect=0,mtu=9000'],
     ['no EVENT_IDX, INDIRECT only', ',event_idx=0,mrg_rxbuf=0,mtu=9000'],
     ['no IN_ORDER (tx descriptors through the free list)', ',in_order=0'],
+    ['packed rings, mergeable rx, IN_ORDER', ',packed_vq=1'],
+    ['packed rings, no MRG_RXBUF (chained rx buffers)', ',packed_vq=1,mrg_rxbuf=0,mtu=9000'],
+    ['packed rings, no IN_ORDER (buffer ids through the free list)', ',packed_vq=1,in_order=0'],
   ] as const) {
-    it(`host txonly -> guest rxonly delivers every byte of 60..9000 B packets (${label})`, () => {
-      const t = setup('', vargs);
-      transfer(t, t.host, t.guest, t.hostPool, 3000, SIZES);
-      t.close();
-    });
-    it(`guest txonly -> host rxonly delivers every byte of 60..9000 B packets (${label})`, () => {
-      const t = setup('', vargs);
-      transfer(t, t.guest, t.host, t.guestPool, 3000, SIZES);
-      t.close();
-    });
+    const packed = vargs.includes('packed_vq=1');
+    for (const datapath of packed ? (['wasm', 'ts'] as const) : (['wasm'] as const)) {
+      const dp = datapath === 'ts' ? ', TypeScript datapath' : '';
+      it(`host txonly -> guest rxonly delivers every byte of 60..9000 B packets (${label}${dp})`, () => {
+        const t = setup('', vargs, datapath);
+        assert.equal(t.ethdev.rxQueue(t.guest, 0) instanceof PackedRxQueue, packed, 'the ring kind asked for');
+        transfer(t, t.host, t.guest, t.hostPool, 3000, SIZES);
+        t.close();
+      });
+      it(`guest txonly -> host rxonly delivers every byte of 60..9000 B packets (${label}${dp})`, () => {
+        const t = setup('', vargs, datapath);
+        assert.equal(t.ethdev.txQueue(t.guest, 0) instanceof PackedTxQueue, packed, 'the ring kind asked for');
+        transfer(t, t.guest, t.host, t.guestPool, 3000, SIZES);
+        t.close();
+      });
+    }
   }
+
+  it('packed rings: a stop and start of the guest resumes where the backend stopped, both ways, with nothing lost', () => {
+    const t = setup('', ',packed_vq=1');
+    transfer(t, t.host, t.guest, t.hostPool, 700, SIZES);
+    transfer(t, t.guest, t.host, t.guestPool, 700, SIZES);
+    t.ethdev.stop(t.guest);
+    assert.equal(t.ethdev.linkUp(t.host), false, 'the backend lost the rings');
+    t.ethdev.start(t.guest);
+    assert.equal(t.ethdev.linkUp(t.host), true);
+    transfer(t, t.host, t.guest, t.hostPool, 700, SIZES);
+    transfer(t, t.guest, t.host, t.guestPool, 700, SIZES);
+    assert.equal(t.ethdev.xstats(t.guest)['virtio_bad_used'], 0);
+    t.close();
+  });
 
   it('negotiates what both sides offer: the backend and the guest each withhold what they are told to', () => {
     const heap = Heap.create({ size: 16 << 20 });
@@ -206,6 +232,53 @@ describe('vhost and virtio_user, in process', () => {
     assert.equal(gx.virtio_kicks, 0);
     t.close();
   });
+
+  it('packed rings, as DPDK\'s polling virtio PMD: the driver event areas say DISABLE, and the guest kicks only when the device event area does not', () => {
+    const t = setup('', ',packed_vq=1');
+    const { heap, ethdev } = t;
+    const ringOf = (q: RxQueue | TxQueue) => (q.descriptor() as unknown as { ring: { avail: number; used: number } }).ring;
+    const rxRing = ringOf(ethdev.rxQueue(t.guest, 0));
+    const txRing = ringOf(ethdev.txQueue(t.guest, 0));
+    const flags = (area: number) => Atomics.load(heap.u16, (area + PACKED_EVENT_FLAGS) >>> 1);
+    assert.deepEqual([flags(rxRing.avail), flags(txRing.avail)], [RING_EVENT_FLAGS_DISABLE, RING_EVENT_FLAGS_DISABLE], 'no calls wanted');
+    assert.deepEqual([flags(rxRing.used), flags(txRing.used)], [RING_EVENT_FLAGS_DISABLE, RING_EVENT_FLAGS_DISABLE], "dpkit's backend polls: no kicks wanted");
+    transfer(t, t.host, t.guest, t.hostPool, 5000, [64]);
+    transfer(t, t.guest, t.host, t.guestPool, 5000, [64, 3000]);
+    assert.equal(ethdev.xstats(t.host).guest_notifications, 0);
+    assert.equal(ethdev.xstats(t.guest).virtio_kicks, 0);
+    // A device that asks for kicks on its tx ring gets one per burst that made buffers available, and none once it stops asking.
+    Atomics.store(heap.u16, (txRing.used + PACKED_EVENT_FLAGS) >>> 1, RING_EVENT_FLAGS_ENABLE);
+    transfer(t, t.guest, t.host, t.guestPool, 40, [64], 8);
+    const kicks = ethdev.xstats(t.guest).virtio_kicks!;
+    assert.ok(kicks >= 5, `kicked: ${kicks}`);
+    Atomics.store(heap.u16, (txRing.used + PACKED_EVENT_FLAGS) >>> 1, RING_EVENT_FLAGS_DISABLE);
+    transfer(t, t.guest, t.host, t.guestPool, 40, [64], 8);
+    assert.equal(ethdev.xstats(t.guest).virtio_kicks, kicks);
+    t.close();
+  });
+
+  for (const datapath of ['wasm', 'ts'] as const) {
+    it(`packed rings: used elements naming buffers the guest did not post are counted and skipped, never followed (${datapath})`, () => {
+      const t = setup('', ',packed_vq=1', datapath);
+      const { heap, ethdev } = t;
+      const ring = (ethdev.rxQueue(t.guest, 0).descriptor() as unknown as { ring: { desc: number; num: number } }).ring;
+      // Before the host takes anything: positions 0 and 1 turned into used elements (wrap 1) naming ids
+      // beyond every posted buffer's; position 2 still holds a posted, not yet used, buffer.
+      const used = (pos: number, id: number) => {
+        heap.u32[(ring.desc + 16 * pos + 8) >>> 2] = 64;
+        heap.u16[(ring.desc + 16 * pos + 12) >>> 1] = id;
+        Atomics.store(heap.u16, (ring.desc + 16 * pos + 14) >>> 1, VRING_PACKED_DESC_F_AVAIL | VRING_PACKED_DESC_F_USED);
+      };
+      used(0, ring.num + 5);
+      used(1, 0x7fff);
+      const b = heap.burst(32);
+      assert.equal(ethdev.rxBurst(t.guest, 0, b, 32), 0, 'nothing received');
+      assert.equal(ethdev.xstats(t.guest)['virtio_bad_used'], 2, 'both counted');
+      assert.equal(ethdev.rxBurst(t.guest, 0, b, 32), 0);
+      assert.equal(ethdev.xstats(t.guest)['virtio_bad_used'], 2, 'and skipped: not counted again');
+      t.close(); // every posted mbuf, the two the device wrote over included, back in its pool
+    });
+  }
 
   for (const eventIdx of [true, false]) {
     it(`calls a guest that asks for it, and only then (${eventIdx ? 'used_event' : 'VRING_AVAIL_F_NO_INTERRUPT'})`, () => {
@@ -307,7 +380,7 @@ describe('vhost and virtio_user, in process', () => {
     const ethdev = new Ethdev(heap, drivers);
     assert.throws(() => ethdev.create('net_vhost0'), (e: Error) => e instanceof ArgError && /net_vhost0: iface=SOCKET is required/.test(e.message));
     assert.throws(() => ethdev.create('virtio_user0,path=/x,queue_size=100'), /virtio_user0: queue_size=100: must be a power of two/);
-    assert.throws(() => ethdev.create('virtio_user0,path=/x,packed_vq=1'), (e: Error) => e instanceof ArgError && /virtio_user0: packed_vq=1: packed virtqueues are not supported/.test(e.message));
+    assert.throws(() => ethdev.create('virtio_user0,path=/x,packed_vq=2'), (e: Error) => e instanceof ArgError && /virtio_user0: packed_vq=2/.test(e.message));
     ethdev.close(ethdev.create('virtio_user9,path=/y,packed_vq=0'));
     const g = ethdev.create('virtio_user1,path=/nowhere');
     assert.throws(() => ethdev.configure(g, 1, 1), /virtio_user1: path=\/nowhere: no vhost-user backend listens there/);

@@ -2,7 +2,8 @@
  * A DPDK peer killed mid-traffic (SIGKILL, as a crashed VM or switch) and
  * started again: dpkit stays up, its port goes down then up again with no
  * restart of its own, traffic resumes, and at the end every mbuf is back in
- * its pool and every fd the connections opened is closed.
+ * its pool and every fd the connections opened is closed. Packed rings give
+ * their mbufs back as soon as the link is down (DPDK resets them on reconnect).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { drivers } from '../../src/drivers/index.js';
+import { PackedRxQueue } from '../../src/drivers/virtio/virtio-packed.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { Heap } from '../../src/eal/heap.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
@@ -31,6 +33,8 @@ setVhostLog((l) => lines.push(l));
 const CASES = [
   { what: 'dpkit net_vhost (server), DPDK virtio_user killed', dpkit: (s: string) => `net_vhost0,iface=${s}`, dpdk: (s: string) => `virtio_user0,path=${s}`, dpkitFirst: true },
   { what: 'dpkit virtio_user (client, reconnecting), DPDK net_vhost killed', dpkit: (s: string) => `virtio_user0,path=${s}`, dpdk: (s: string) => `net_vhost0,iface=${s}`, dpkitFirst: false },
+  // Packed rings: the restarted backend resumes past the used elements the dead one wrote (resumeBase).
+  { what: 'dpkit virtio_user (packed_vq=1, reconnecting), DPDK net_vhost killed', dpkit: (s: string) => `virtio_user0,path=${s},packed_vq=1`, dpdk: (s: string) => `net_vhost0,iface=${s}`, dpkitFirst: false },
 ];
 
 describe('vhost-user when the DPDK peer dies', { skip: skipDpdk }, () => {
@@ -77,6 +81,7 @@ describe('vhost-user when the DPDK peer dies', { skip: skipDpdk }, () => {
       await tp.ready(pump);
       if (!c.dpkitFirst) up();
       await waitFor('link up', () => ethdev.linkUp(port), pump, tp);
+      if (guest) assert.equal(ethdev.rxQueue(port, 0) instanceof PackedRxQueue, c.dpkit(sock).includes('packed_vq=1'), 'the ring kind asked for');
       await tp.command('start', /testpmd> $/m, pump);
       await waitFor('traffic from the first peer', () => received >= 1000, pump, tp);
       const fdsUp = fdCount();
@@ -84,6 +89,8 @@ describe('vhost-user when the DPDK peer dies', { skip: skipDpdk }, () => {
       await tp.kill();
       await waitFor('link down after the peer died', () => !ethdev.linkUp(port), pump);
       assert.ok(lines.some((l) => /closed the connection.*link down/.test(l)), lines.join('\n'));
+      // Packed rings are emptied when the backend goes away, as DPDK resets them: every mbuf back while the link is down.
+      if (c.dpkit(sock).includes('packed_vq=1')) await waitFor('every mbuf back in its pool while the link is down', () => pool.full(), pump);
       // A killed DPDK server leaves its socket file, which its next start would refuse to bind over.
       if (!c.dpkitFirst && existsSync(sock)) rmSync(sock);
       tp = peer(2);

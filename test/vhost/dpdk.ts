@@ -55,11 +55,13 @@ export class InteractiveTestpmd {
     vdevs: string[],
     fwdArgs: string[],
     lcores = '0@1,1@1',
+    /** The testpmd to run: DPDK's, or dpkit's (`[process.execPath, 'bin/dpkit.js', 'testpmd']`, the same command line and answers). */
+    command: string[] = ['dpdk-testpmd'],
   ) {
     const args = ['--lcores', lcores, '--no-huge', '-m', '1024', '--no-pci', '--file-prefix', prefix, ...vdevs.flatMap((v) => ['--vdev', v]), '--', '-i', ...fwdArgs];
-    this.command_ = `dpdk-testpmd ${args.join(' ')}`;
+    this.command_ = `${command.join(' ')} ${args.join(' ')}`;
     // stdbuf: testpmd's printf output to a pipe would sit in stdio's buffer until exit.
-    this.child = spawn('stdbuf', ['-oL', '-eL', 'dpdk-testpmd', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn('stdbuf', ['-oL', '-eL', ...command, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     live.add(this);
     this.child.on('close', () => live.delete(this));
     this.child.stdout!.on('data', (d: Buffer) => {

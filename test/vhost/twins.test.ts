@@ -1,5 +1,5 @@
 /**
- * The vhost and virtio_user kernels against their TypeScript twins: the same
+ * The vhost and virtio_user kernels (split and packed rings) against their TypeScript twins: the same
  * traffic through a wasm heap and a TypeScript heap must leave the two heaps
  * byte for byte the same (rings, guest buffers, mbuf records, pools, counters).
  */
@@ -62,6 +62,9 @@ describe('vhost kernels and their twins', () => {
     ['mergeable, indirect', ''],
     ['no MRG_RXBUF, no INDIRECT', ',mrg_rxbuf=0,indirect=0,mtu=9000'],
     ['no IN_ORDER', ',in_order=0'],
+    ['packed rings, mergeable', ',packed_vq=1'],
+    ['packed rings, no MRG_RXBUF', ',packed_vq=1,mrg_rxbuf=0,mtu=9000'],
+    ['packed rings, no IN_ORDER', ',packed_vq=1,in_order=0'],
   ] as const) {
     it(`leave the heap byte for byte as the TypeScript path does (${label})`, () => {
       for (const seed of [1, 2, 3]) {

@@ -119,9 +119,12 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
         { name: 'dpdk/dpkit', system: 'dpdk', guest: 'dpkit', devargs: 'net_stats=1' },
         { name: 'dpkit/dpkit', system: 'dpkit', guest: 'dpkit', devargs: 'net_stats=1' },
         { name: 'dpkit/dpkit no-stats', system: 'dpkit', guest: 'dpkit' },
-        // Packed virtqueues (the guest's packed_vq=1): dpkit's host against DPDK's, both with DPDK's guest.
+        // Packed virtqueues (the guest's packed_vq=1): dpkit's host against DPDK's, both with DPDK's guest;
+        // then dpkit's guest (its packed frontend) with DPDK's host, and dpkit on both sides.
         { name: 'dpdk/dpdk-packed', system: 'dpdk', guest: 'dpdk', guestDevargs: 'packed_vq=1' },
         { name: 'dpkit/dpdk-packed', system: 'dpkit', guest: 'dpdk', devargs: 'net_stats=1', guestDevargs: 'packed_vq=1' },
+        { name: 'dpdk/dpkit-packed', system: 'dpdk', guest: 'dpkit', devargs: 'net_stats=1', guestDevargs: 'packed_vq=1' },
+        { name: 'dpkit/dpkit-packed', system: 'dpkit', guest: 'dpkit', devargs: 'net_stats=1', guestDevargs: 'packed_vq=1' },
       ],
       compare: [
         ['dpdk/dpdk', 'dpkit/dpdk'],
@@ -130,6 +133,9 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
         ['dpkit/dpkit', 'dpkit/dpkit no-stats'],
         ['dpdk/dpdk-packed', 'dpkit/dpdk-packed'],
         ['dpkit/dpdk', 'dpkit/dpdk-packed'],
+        ['dpdk/dpdk-packed', 'dpdk/dpkit-packed'],
+        ['dpdk/dpdk-packed', 'dpkit/dpkit-packed'],
+        ['dpdk/dpkit', 'dpdk/dpkit-packed'],
       ],
       pairs: 5,
       seconds: 3,

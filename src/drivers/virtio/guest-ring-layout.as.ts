@@ -28,6 +28,9 @@ export const VQG_GPA_HI: u32 = 120;
 export const VQG_FLAGS: u32 = 124;
 export const VQG_READY: u32 = 128;
 export const VQG_IDX: u32 = 132;
+export const VQG_AVAIL_WRAP: u32 = 136;
+export const VQG_USED_WRAP: u32 = 144;
+export const VQG_LINK_STATE: u32 = 152;
 export const VQG_F_IN_ORDER: u32 = 1;
 
-export const GUEST_RING_LAYOUT_ID: u32 = 0x82d71266;
+export const GUEST_RING_LAYOUT_ID: u32 = 0xc8b75709;

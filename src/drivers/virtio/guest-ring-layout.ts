@@ -2,20 +2,23 @@
 // Change the declaration and run `npm run build` (test/eal/layout.test.ts checks this file is current).
 
 /**
- * One virtio_user queue's state in the heap, the guest's side of a split
- * virtqueue: the indices and counters (f64 slots, moved by the TypeScript queue
+ * One virtio_user queue's state in the heap, the guest's side of a split or a
+ * packed virtqueue: the indices and counters (f64 slots, moved by the TypeScript queue
  * and by the kernels alike), then the ring's numbers in heap byte offsets
  * (u32, written once at queue setup), then what one call passes. The kernels
  * (virtio-rxtx.as.ts) and their twins (virtio-rxtx.twin.ts) read it into locals
- * at entry and write back the indices they moved.
+ * at entry and write back the indices they moved. A packed ring
+ * (virtio-packed.ts, kernels in virtio-packed.as.ts) keeps ring positions in
+ * availIdx and lastUsed, their wrap counters beside them, and hands out buffer
+ * ids from the same free list (tx) or free stack (rx) as a split ring's heads.
  */
 /** Bytes per virtioQueue record. */
 export const VIRTIO_QUEUE_SIZE = 192;
-/** The avail index the guest last published. (f64 at byte 0) */
+/** The avail index the guest last published (packed: the next ring position it makes available). (f64 at byte 0) */
 export const VQG_AVAIL_IDX = 0;
 /** VQG_AVAIL_IDX as a f64 index. */
 export const G_AVAIL_IDX = 0;
-/** The next used entry the guest reads. (f64 at byte 8) */
+/** The next used entry the guest reads (packed: its ring position). (f64 at byte 8) */
 export const VQG_LAST_USED = 8;
 /** VQG_LAST_USED as a f64 index. */
 export const G_LAST_USED = 1;
@@ -23,7 +26,7 @@ export const G_LAST_USED = 1;
 export const VQG_NUM_FREE = 16;
 /** VQG_NUM_FREE as a f64 index. */
 export const G_NUM_FREE = 2;
-/** Tx: the first free descriptor. (f64 at byte 24) */
+/** Tx: the first free descriptor (packed: the first free buffer id). (f64 at byte 24) */
 export const VQG_FREE_HEAD = 24;
 /** VQG_FREE_HEAD as a f64 index. */
 export const G_FREE_HEAD = 3;
@@ -35,7 +38,7 @@ export const G_KICKS = 4;
 export const VQG_BAD_USED = 40;
 /** VQG_BAD_USED as a f64 index. */
 export const G_BAD_USED = 5;
-/** Tx with IN_ORDER: the head of the oldest chain in flight. (f64 at byte 48) */
+/** Tx with IN_ORDER: the head (packed: the buffer id) of the oldest chain in flight. (f64 at byte 48) */
 export const VQG_OLDEST = 48;
 /** VQG_OLDEST as a f64 index. */
 export const G_OLDEST = 6;
@@ -111,8 +114,20 @@ export const VQG_W_READY = 32;
 export const VQG_IDX = 132;
 /** VQG_IDX as a u32 index. */
 export const VQG_W_IDX = 33;
+/** Packed: the driver's wrap counter (0 or 1) at availIdx. (f64 at byte 136) */
+export const VQG_AVAIL_WRAP = 136;
+/** VQG_AVAIL_WRAP as a f64 index. */
+export const G_AVAIL_WRAP = 17;
+/** Packed: the wrap counter (0 or 1) a used element at lastUsed carries. (f64 at byte 144) */
+export const VQG_USED_WRAP = 144;
+/** VQG_USED_WRAP as a f64 index. */
+export const G_USED_WRAP = 18;
+/** Packed: the port's link state (virtio_user's control word) this queue last followed: odd, its mbufs released and ring cleared; even, its ring set up afresh. The control thread waits for it before handing the rings to a new backend. (u32 at byte 152) */
+export const VQG_LINK_STATE = 152;
+/** VQG_LINK_STATE as a u32 index. */
+export const VQG_W_LINK_STATE = 38;
 /** Tx: VIRTIO_F_IN_ORDER negotiated. */
 export const VQG_F_IN_ORDER = 1;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const GUEST_RING_LAYOUT_ID = 0x82d71266;
+export const GUEST_RING_LAYOUT_ID = 0xc8b75709;

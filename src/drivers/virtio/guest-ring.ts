@@ -9,6 +9,7 @@
  * has a high word, and a device that forgets to translate is caught.
  */
 import type { Heap } from '../../eal/heap.js';
+import { PDESC_SIZE } from '../../virtio/packed.js';
 import { DESC_SIZE, vringSizes } from '../../virtio/vring.js';
 import { VIRTIO_QUEUE_SIZE } from './guest-ring-layout.js';
 
@@ -21,7 +22,7 @@ export const GPA_HI = GPA_BASE / 4294967296;
 
 export interface GuestRingLayout {
   num: number;
-  /** Heap byte offsets. */
+  /** Heap byte offsets (packed: the descriptor ring, the driver and the device event areas, as SET_VRING_ADDR passes them). */
   desc: number;
   avail: number;
   used: number;
@@ -31,14 +32,26 @@ export interface GuestRingLayout {
   sw: number;
 }
 
-/** Reserves a ring of `num` entries, its state and its software ring, zeroed. */
-export function reserveGuestRing(heap: Heap, num: number): GuestRingLayout {
-  const s = vringSizes(num);
-  const usedAt = (s.desc + s.avail + 63) & ~63;
-  const base = heap.reserve(usedAt + s.used, 4096, 'virtio ring');
+/** Reserves a ring of `num` entries (split, or `packed`), its state and its software ring, zeroed. */
+export function reserveGuestRing(heap: Heap, num: number, packed = false): GuestRingLayout {
+  let desc: number;
+  let avail: number;
+  let used: number;
+  if (packed) {
+    // The device writes its event area: a cache line of its own, away from the driver's.
+    desc = heap.reserve(PDESC_SIZE * num + 128, 4096, 'virtio packed ring');
+    avail = desc + PDESC_SIZE * num;
+    used = avail + 64;
+  } else {
+    const s = vringSizes(num);
+    const usedAt = (s.desc + s.avail + 63) & ~63;
+    desc = heap.reserve(usedAt + s.used, 4096, 'virtio ring');
+    avail = desc + s.desc;
+    used = desc + usedAt;
+  }
   const state = heap.reserve(VIRTIO_QUEUE_SIZE, 64, 'virtio ring state') >>> 3;
   const sw = heap.reserve(num * 4, 64, 'virtio sw ring');
-  return { num, desc: base, avail: base + s.desc, used: base + usedAt, state, sw };
+  return { num, desc, avail, used, state, sw };
 }
 
 /** Writes descriptor `i` of the table at `table` (a heap offset). */

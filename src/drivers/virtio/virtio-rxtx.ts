@@ -63,9 +63,11 @@ import { virtioOps, type VirtioOps } from './virtio-rxtx.twin.js';
 /** Most descriptors in one indirect table (DPDK's VIRTIO_MAX_TX_INDIRECT). */
 export const IND_MAX = 8;
 
-interface CommonDesc extends QueueDescriptor {
+export interface CommonDesc extends QueueDescriptor {
   driver: 'virtio_user';
   ring: GuestRingLayout;
+  /** VIRTIO_F_RING_PACKED: the ring is a packed one (virtio-packed.ts runs it). */
+  packed: boolean;
   port: number;
   stats: number;
   eventIdx: boolean;
@@ -73,6 +75,8 @@ interface CommonDesc extends QueueDescriptor {
   kick: number;
   /** net_stats=1: heap offset of the queue's pktStats block (ethdev/stats.record.ts), counted per packet as DPDK's virtio PMD does; 0 without. */
   pktStats: number;
+  /** Packed: heap byte offset of the port's link state word (odd while no backend has the rings; virtio-packed.ts). */
+  linkState: number;
 }
 
 export interface VirtioRxDesc extends CommonDesc {
@@ -108,7 +112,7 @@ export interface VirtioTxDesc extends CommonDesc {
  * written when the queue is opened (at setup, and again with the same values
  * when a worker opens it), before any burst.
  */
-abstract class GuestQueue {
+export abstract class GuestQueue {
   protected readonly u16: Uint16Array;
   protected readonly u32: Uint32Array;
   protected readonly i32: Int32Array;
@@ -129,7 +133,7 @@ abstract class GuestQueue {
   protected readonly mask: number;
   protected readonly st: number;
   protected readonly stats: number;
-  private readonly kick: number;
+  protected readonly kick: number;
   private readonly eventIdx: boolean;
 
   constructor(

@@ -11,7 +11,8 @@
  * The link is up while a backend has the rings.
  *
  * Devargs (DPDK's): path, server, queues, queue_size, mrg_rxbuf=0|1, in_order=0|1, mac,
- * packed_vq=0 (1 is refused: split rings only). dpkit
+ * packed_vq=0|1 (ask for packed rings, virtio-packed.ts; split if the
+ * backend does not offer them, as DPDK's virtio_user). dpkit
  * adds: indirect=0|1 and event_idx=0|1 (offer the ring features, default 1),
  * mtu (largest frame received without MRG_RXBUF, default 1500: rx buffers
  * are chained to hold it), tx_free_mode=single|bulk64|bulkall (the i40e
@@ -43,10 +44,15 @@ import { parseMac } from '../../net/ether.js';
 import { vdevMac } from '../mac.js';
 import { G_BAD_USED, G_KICKS, GPA_BASE, reserveGuestRing, type GuestRingLayout } from './guest-ring.js';
 import { IND_MAX, VirtioRxQueue, VirtioTxQueue, type VirtioRxDesc, type VirtioTxDesc } from './virtio-rxtx.js';
+import { PackedRxQueue, PackedTxQueue } from './virtio-packed.js';
+import { PACKED_EVENT_FLAGS, RING_EVENT_FLAGS_DISABLE, encodeBase } from '../../virtio/packed.js';
+
+type RxQ = VirtioRxQueue | PackedRxQueue;
+type TxQ = VirtioTxQueue | PackedTxQueue;
 
 const DEFAULT_QUEUE_SIZE = 256;
 /** Features the rings' layout and descriptors depend on: every backend of a port must agree on these. */
-const LAYOUT_FEATURES = bit(Feature.NET_F_MRG_RXBUF) | bit(Feature.RING_F_INDIRECT_DESC) | bit(Feature.RING_F_EVENT_IDX) | bit(Feature.F_IN_ORDER);
+const LAYOUT_FEATURES = bit(Feature.NET_F_MRG_RXBUF) | bit(Feature.RING_F_INDIRECT_DESC) | bit(Feature.RING_F_EVENT_IDX) | bit(Feature.F_IN_ORDER) | bit(Feature.F_RING_PACKED);
 /** A client frontend retries its connect this often after the backend went away (DPDK's vhost reconnect: 1 s). */
 const RECONNECT_MS = 1000;
 
@@ -75,8 +81,8 @@ class VirtioUserDriver implements EthDriver {
   private overSocket = false;
   private features: Features = 0n;
   private negotiated = false;
-  private rxq: VirtioRxQueue[] = [];
-  private txq: VirtioTxQueue[] = [];
+  private rxq: RxQ[] = [];
+  private txq: TxQ[] = [];
   private started = false;
   /** The rings were filled (once: a restart or reconnect keeps what is posted). */
   private filled = false;
@@ -89,6 +95,13 @@ class VirtioUserDriver implements EthDriver {
   private readonly bases = new Map<number, number>();
   /** The kick counter the device may be woken through (one per port: dpkit's backend polls). */
   private readonly kick: number;
+  /**
+   * Packed rings: the link state word the queues follow (virtio-packed.ts),
+   * bumped to odd when a backend goes away (each queue's lcore then returns
+   * its mbufs and clears its ring) and to even when a new one has the rings
+   * (each sets its ring up afresh), as DPDK resets a packed ring on reconnect.
+   */
+  private readonly linkState: number;
 
   constructor(private readonly ctx: DriverContext) {
     const { name, args } = ctx;
@@ -100,9 +113,8 @@ class VirtioUserDriver implements EthDriver {
     this.queues = intArg(name, args, 'queues', 1, 1, 128);
     this.queueSize = intArg(name, args, 'queue_size', DEFAULT_QUEUE_SIZE, 1, VRING_MAX_SIZE);
     if (!isVringSize(this.queueSize)) throw new ArgError(`${name}: queue_size=${this.queueSize}: must be a power of two`);
-    // DPDK's devarg, so its command lines work unchanged; dpkit's rings are split rings only.
-    if (boolArg(name, args, 'packed_vq')) throw new ArgError(`${name}: packed_vq=1: packed virtqueues are not supported (split rings only); use packed_vq=0`);
     let wanted = SUPPORTED_FEATURES;
+    if (boolArg(name, args, 'packed_vq')) wanted |= bit(Feature.F_RING_PACKED);
     if (args.has('mrg_rxbuf') && !boolArg(name, args, 'mrg_rxbuf')) wanted &= ~bit(Feature.NET_F_MRG_RXBUF);
     if (args.has('indirect') && !boolArg(name, args, 'indirect')) wanted &= ~bit(Feature.RING_F_INDIRECT_DESC);
     if (args.has('event_idx') && !boolArg(name, args, 'event_idx')) wanted &= ~bit(Feature.RING_F_EVENT_IDX);
@@ -113,6 +125,7 @@ class VirtioUserDriver implements EthDriver {
     const mac = args.get('mac');
     this.mac = mac === undefined ? vdevMac(name) : macArg(name, mac);
     this.kick = ctx.heap.reserve(64, 64, 'virtio kick');
+    this.linkState = ctx.heap.reserve(64, 64, 'virtio link state');
     claimPath(ctx.heap, path);
   }
 
@@ -223,7 +236,7 @@ class VirtioUserDriver implements EthDriver {
     const ch = this.socketChannel(fd);
     try {
       this.negotiate(ch);
-      if (this.started) this.giveRings(ch);
+      if (this.started) this.handOver(ch);
       vhostLog(`${this.ctx.name}: vhost-user ${this.path}: backend connected${this.ringsUp ? ', link up' : ''}`);
     } catch (e) {
       if (!(e instanceof VhostError || e instanceof NativeError)) throw e;
@@ -233,11 +246,20 @@ class VirtioUserDriver implements EthDriver {
     }
   }
 
-  /** The backend went away: link down, posted buffers stay posted for the next backend. */
+  /**
+   * The backend went away: link down. Split rings keep what is posted for the
+   * next backend; packed rings are emptied, every mbuf back in its pool, by
+   * the lcores that poll them (at once here when the port is stopped).
+   */
   private lost(why: string): void {
     this.channel = null;
     this.ringsUp = false;
     this.bases.clear();
+    if (this.packed && this.filled) {
+      const w = this.linkState >>> 2;
+      if ((Atomics.load(this.ctx.heap.i32, w) & 1) === 0) Atomics.add(this.ctx.heap.i32, w, 1);
+      if (!this.started) for (const q of this.packedQueues()) q.followLink();
+    }
     if (why) vhostLog(`${this.ctx.name}: vhost-user ${this.path}: ${why}; link down`);
     if (!this.server && !this.closed) this.timer = setTimeout(() => this.reconnect(), RECONNECT_MS);
   }
@@ -259,7 +281,12 @@ class VirtioUserDriver implements EthDriver {
   private ring(nbDesc: number, what: string): GuestRingLayout {
     const num = nbDesc || this.queueSize;
     if (!isVringSize(num)) throw new ArgError(`${this.ctx.name}: ${what}: ${num} descriptors: must be a power of two in [1, ${VRING_MAX_SIZE}]`);
-    return reserveGuestRing(this.ctx.heap, num);
+    return reserveGuestRing(this.ctx.heap, num, this.packed);
+  }
+
+  /** VIRTIO_F_RING_PACKED was agreed: the rings are packed ones. */
+  private get packed(): boolean {
+    return has(this.features, Feature.F_RING_PACKED);
   }
 
   rxQueueSetup(q: number, nbDesc: number, pool: Mempool, conf: RxQueueConf, stats: number): RxQueue {
@@ -278,10 +305,12 @@ class VirtioUserDriver implements EthDriver {
       driver: 'virtio_user',
       kind: 'rx',
       ring,
+      packed: this.packed,
       port: this.ctx.portId,
       stats,
       eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
       kick: this.kick,
+      linkState: this.linkState,
       pktStats: this.pktStats.block('rx', q),
       pool: pool.offset,
       mrg,
@@ -289,7 +318,7 @@ class VirtioUserDriver implements EthDriver {
       rxFreeThresh,
       freeHeads: heap.reserve(2 * heads, 64, 'virtio rx free heads'),
     };
-    const rxq = new VirtioRxQueue(heap, d);
+    const rxq = d.packed ? new PackedRxQueue(heap, d) : new VirtioRxQueue(heap, d);
     this.rxq[q] = rxq;
     return rxq;
   }
@@ -299,15 +328,18 @@ class VirtioUserDriver implements EthDriver {
     const ring = this.ring(nbDesc, `tx queue ${q}`);
     const txFreeThresh = conf.txFreeThresh || Math.min(32, ring.num >> 2);
     if (txFreeThresh >= ring.num) throw new ArgError(`${this.ctx.name}: tx queue ${q}: tx_free_thresh ${txFreeThresh} must be below the ring's ${ring.num} descriptors`);
-    const indirect = has(this.features, Feature.RING_F_INDIRECT_DESC);
+    // A packed ring's chains are consecutive descriptors: no indirect tables (negotiated, unused).
+    const indirect = has(this.features, Feature.RING_F_INDIRECT_DESC) && !this.packed;
     const d: VirtioTxDesc = {
       driver: 'virtio_user',
       kind: 'tx',
       ring,
+      packed: this.packed,
       port: this.ctx.portId,
       stats,
       eventIdx: has(this.features, Feature.RING_F_EVENT_IDX),
       kick: this.kick,
+      linkState: this.linkState,
       pktStats: this.pktStats.block('tx', q),
       indirect,
       inOrder: has(this.features, Feature.F_IN_ORDER),
@@ -318,7 +350,7 @@ class VirtioUserDriver implements EthDriver {
       hdrArea: heap.reserve(16 * ring.num, 64, 'virtio tx headers'),
       indArea: indirect ? heap.reserve(IND_MAX * 16 * ring.num, 64, 'virtio tx indirect tables') : 0,
     };
-    const txq = new VirtioTxQueue(heap, d);
+    const txq = d.packed ? new PackedTxQueue(heap, d) : new VirtioTxQueue(heap, d);
     this.txq[q] = txq;
     return txq;
   }
@@ -327,8 +359,43 @@ class VirtioUserDriver implements EthDriver {
   start(): void {
     if (this.channel === null && !this.overSocket) throw new ArgError(`${this.ctx.name}: start before configure`);
     this.started = true;
-    if (this.channel !== null) this.giveRings(this.channel);
+    if (this.channel !== null) this.handOver(this.channel);
     else this.fill();
+  }
+
+  private packedQueues(): (PackedRxQueue | PackedTxQueue)[] {
+    return [...this.rxq, ...this.txq].filter((q): q is PackedRxQueue | PackedTxQueue => q instanceof PackedRxQueue || q instanceof PackedTxQueue);
+  }
+
+  /** Packed rings after a backend went away: every queue's lcore has emptied its ring (or none went away). */
+  private settled(): boolean {
+    const state = Atomics.load(this.ctx.heap.i32, this.linkState >>> 2);
+    return (state & 1) === 0 || this.packedQueues().every((q) => q.linkFollowed() === state);
+  }
+
+  /**
+   * Hands the rings to backend `ch` once they are settled: an lcore still
+   * emptying a packed ring must finish before a new backend may read it
+   * (checked again every millisecond). A refusal is logged and the connection dropped.
+   */
+  private handOver(ch: Channel): void {
+    if (this.settled()) {
+      this.giveRings(ch);
+      return;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.channel !== ch || !this.started || this.ringsUp || this.closed) return;
+      try {
+        this.handOver(ch);
+        if (this.ringsUp) vhostLog(`${this.ctx.name}: vhost-user ${this.path}: link up`);
+      } catch (e) {
+        if (!(e instanceof VhostError || e instanceof NativeError)) throw e;
+        vhostLog(`${e.message}; connection closed`);
+        ch.close();
+        this.lost('');
+      }
+    }, 1);
   }
 
   private fill(): void {
@@ -342,27 +409,36 @@ class VirtioUserDriver implements EthDriver {
   private giveRings(ch: Channel): void {
     const heap = this.ctx.heap;
     ch.request({ req: Req.SET_MEM_TABLE, regions: [{ gpa: GPA_BASE, size: heap.size, userAddr: GPA_BASE, heapOffset: 0 }] });
-    const setup = (index: number, ring: GuestRingLayout): void => {
+    const fresh = !this.filled;
+    this.filled = true;
+    // Packed rings emptied after a backend went away: they start afresh, set up by their lcores once the state turns even.
+    const linkWord = this.linkState >>> 2;
+    const reset = (Atomics.load(heap.i32, linkWord) & 1) !== 0;
+    const setup = (index: number, q: RxQ | TxQ): void => {
+      const ring = q.d.ring;
       ch.request({ req: Req.SET_VRING_NUM, index, num: ring.num });
       // Where the last backend stopped: GET_VRING_BASE's answer, or (it died) what it had used.
-      const base = this.bases.get(index) ?? Atomics.load(heap.u16, (ring.used + 2) >>> 1);
+      // A fresh (or emptied) packed ring starts at position 0 with wrap counter 1 (bit 15); one that was
+      // stopped, where GET_VRING_BASE said (a backend that went away instead emptied it: reset).
+      const packedBase = fresh || reset ? encodeBase(0, 1) : (this.bases.get(index) ?? encodeBase(0, 1));
+      const base = q.d.packed ? packedBase : (this.bases.get(index) ?? Atomics.load(heap.u16, (ring.used + 2) >>> 1));
       ch.request({ req: Req.SET_VRING_BASE, index, num: base });
       ch.request({ req: Req.SET_VRING_ADDR, index, desc: GPA_BASE + ring.desc, avail: GPA_BASE + ring.avail, used: GPA_BASE + ring.used });
       ch.request({ req: Req.SET_VRING_KICK, index, notifier: this.kick });
       // dpkit's lcores poll: no calls wanted (the flag for devices without EVENT_IDX).
       ch.request({ req: Req.SET_VRING_CALL, index, notifier: NO_NOTIFIER });
-      Atomics.store(heap.u16, ring.avail >>> 1, VRING_AVAIL_F_NO_INTERRUPT);
+      if (q.d.packed) Atomics.store(heap.u16, (ring.avail + PACKED_EVENT_FLAGS) >>> 1, RING_EVENT_FLAGS_DISABLE);
+      else Atomics.store(heap.u16, ring.avail >>> 1, VRING_AVAIL_F_NO_INTERRUPT);
       ch.request({ req: Req.SET_VRING_ENABLE, index, enable: true });
     };
-    const fresh = !this.filled;
-    this.filled = true;
     // Rings first, then the buffers: the device is listening when the rx rings fill.
-    this.rxq.forEach((rxq, q) => setup(rxVring(q), rxq.d.ring));
+    this.rxq.forEach((rxq, q) => setup(rxVring(q), rxq));
     if (fresh) this.rxq.forEach((rxq) => rxq.init());
     this.txq.forEach((txq, q) => {
       if (fresh) txq.init();
-      setup(txVring(q), txq.d.ring);
+      setup(txVring(q), txq);
     });
+    if (reset) Atomics.add(heap.i32, linkWord, 1);
     this.ringsUp = true;
   }
 
@@ -424,6 +500,6 @@ export const virtioUser: DriverSpec = {
   name: 'virtio_user',
   keys: ['path', 'server', 'queues', 'queue_size', 'mrg_rxbuf', 'in_order', 'mac', 'indirect', 'event_idx', 'mtu', 'tx_free_mode', 'packed_vq', 'net_stats'],
   create: (ctx) => new VirtioUserDriver(ctx),
-  openRxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioRxQueue(heap, d as VirtioRxDesc),
-  openTxQueue: (heap: Heap, d: QueueDescriptor) => new VirtioTxQueue(heap, d as VirtioTxDesc),
+  openRxQueue: (heap: Heap, d: QueueDescriptor) => ((d as VirtioRxDesc).packed ? new PackedRxQueue(heap, d as VirtioRxDesc) : new VirtioRxQueue(heap, d as VirtioRxDesc)),
+  openTxQueue: (heap: Heap, d: QueueDescriptor) => ((d as VirtioTxDesc).packed ? new PackedTxQueue(heap, d as VirtioTxDesc) : new VirtioTxQueue(heap, d as VirtioTxDesc)),
 };

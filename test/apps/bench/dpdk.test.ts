@@ -137,6 +137,9 @@ describe('--dpdk: every preset that runs DPDK gets one arm per build', () => {
         'dpkit/dpkit no-stats',
         'dpdk-25.11-native/dpdk-25.11-native-packed',
         'dpkit/dpdk-25.11-native-packed',
+        'dpdk-25.11-native/dpkit-packed',
+        // As dpkit/dpkit: no DPDK side, left alone.
+        'dpkit/dpkit-packed',
       ],
     );
     const mem = withDpdkBuilds(presets.get('memif')!, builds);

@@ -100,15 +100,27 @@ describe('bench matrix', () => {
     assert.deepEqual(applyOverrides(withPairs, { arms: 'dpkit,ts' }).compare, [['dpkit', 'ts']], 'comparisons with a dropped arm go');
     assert.equal(applyOverrides(withPairs, { arms: 'dpdk,ts' }).compare, undefined, 'none left: every arm against the first');
   });
-  it('vhost-user: host/guest arms, dpkit sides counting per packet as DPDK (net_stats=1) but for one arm, and two packed ones; the host on CPU 0, the guest on CPU 1, the receiver measured', () => {
+  it('vhost-user: host/guest arms, dpkit sides counting per packet as DPDK (net_stats=1) but for one arm, and four packed ones; the host on CPU 0, the guest on CPU 1, the receiver measured', () => {
     const p = validateConfig(presets.get('vhost-user')!, 'preset');
-    assert.deepEqual(p.variants.map((v) => v.name), ['dpdk/dpdk', 'dpkit/dpdk', 'dpdk/dpkit', 'dpkit/dpkit', 'dpkit/dpkit no-stats', 'dpdk/dpdk-packed', 'dpkit/dpdk-packed']);
-    assert.deepEqual(p.variants.map((v) => v.devargs), [undefined, 'net_stats=1', 'net_stats=1', 'net_stats=1', undefined, undefined, 'net_stats=1']);
+    assert.deepEqual(p.variants.map((v) => v.name), ['dpdk/dpdk', 'dpkit/dpdk', 'dpdk/dpkit', 'dpkit/dpkit', 'dpkit/dpkit no-stats', 'dpdk/dpdk-packed', 'dpkit/dpdk-packed', 'dpdk/dpkit-packed', 'dpkit/dpkit-packed']);
+    assert.deepEqual(p.variants.map((v) => v.devargs), [undefined, 'net_stats=1', 'net_stats=1', 'net_stats=1', undefined, undefined, 'net_stats=1', 'net_stats=1', 'net_stats=1']);
     const packed = vhostUserArgs(expandCells(p)[0]!, p.variants[6]!, '/tmp/vh.sock', 2);
     assert.equal(packed.host.system, 'dpkit', 'the host is dpkit');
     assert.match(packed.host.eal[3]!, /^net_vhost0,iface=\/tmp\/vh\.sock,queues=1/, 'the host is as in the split arms');
     assert.deepEqual([packed.guest.system, packed.guest.eal[3]], ['dpdk', 'virtio_user0,path=/tmp/vh.sock,queues=1,packed_vq=1'], 'the guest asks for packed rings');
-    assert.deepEqual(comparisons(p, p.variants.map((v) => v.name)).at(-2), ['dpdk/dpdk-packed', 'dpkit/dpdk-packed']);
+    assert.deepEqual(comparisons(p, p.variants.map((v) => v.name)).slice(-5), [
+      ['dpdk/dpdk-packed', 'dpkit/dpdk-packed'],
+      ['dpkit/dpdk', 'dpkit/dpdk-packed'],
+      ['dpdk/dpdk-packed', 'dpdk/dpkit-packed'],
+      ['dpdk/dpdk-packed', 'dpkit/dpkit-packed'],
+      ['dpdk/dpkit', 'dpdk/dpkit-packed'],
+    ]);
+    // dpkit's guest asks for packed rings the same way, its own net_stats first.
+    const guestPacked = vhostUserArgs(expandCells(p)[0]!, p.variants[7]!, '/tmp/vh.sock', 2);
+    assert.deepEqual([guestPacked.host.system, guestPacked.host.eal[3]], ['dpdk', 'net_vhost0,iface=/tmp/vh.sock,queues=1']);
+    assert.deepEqual([guestPacked.guest.system, guestPacked.guest.eal[3]], ['dpkit', 'virtio_user0,path=/tmp/vh.sock,queues=1,net_stats=1,packed_vq=1']);
+    const bothPacked = vhostUserArgs(expandCells(p)[0]!, p.variants[8]!, '/tmp/vh.sock', 2);
+    assert.deepEqual([bothPacked.host.system, bothPacked.guest.system, bothPacked.guest.eal[3]], ['dpkit', 'dpkit', 'virtio_user0,path=/tmp/vh.sock,queues=1,net_stats=1,packed_vq=1']);
     const cells = expandCells(p);
     assert.deepEqual(cells.map((c) => c.id), ['rxonly 64 B 1c burst 32', 'rxonly 1518 B 1c burst 32', 'txonly 64 B 1c burst 32', 'txonly 1518 B 1c burst 32']);
     const seed003 = vhostUserArgs(cells[0]!, p.variants[1]!, '/tmp/vh.sock', 2);
