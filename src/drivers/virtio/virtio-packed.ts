@@ -269,7 +269,7 @@ export class PackedRxQueue extends PackedQueue implements RxQueue {
       f[this.stats + RXQ_PACKETS] += got - counted;
       f[this.stats + RXQ_BYTES] += bytes;
     }
-    if (this.d.pktStats && got > 0) this.mb.pktStats(burst, got, this.d.pktStats);
+    if (this.d.pktStats && got > 0) this.countPkts(burst, got, this.d.pktStats);
     return got;
   }
 
@@ -535,7 +535,7 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
       f[this.stats + TXQ_BYTES] += bytes;
     }
     // The sent mbufs are the ring's until a later reclaim: still readable here.
-    if (this.d.pktStats && sent > 0) this.mb.pktStats(burst, sent, this.d.pktStats);
+    if (this.d.pktStats && sent > 0) this.countPkts(burst, sent, this.d.pktStats);
     return sent;
   }
 
