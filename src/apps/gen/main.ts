@@ -4,13 +4,12 @@
  * `--replay` plays a capture instead. Prints a per-stream account and one
  * verdict line; exits 3 when the asked rate was not kept.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { init } from '../../api/eal.js';
 import { ArgError } from '../../errors.js';
-import { fmtPps, generate, type GenReport, type GenStreamSpec } from '../../gen/generate.js';
+import { fmtPps, generate, type GenReport } from '../../gen/generate.js';
 import { replay } from '../../gen/replay.js';
-import type { SizeSpec } from '../../gen/stream.js';
+import { readStreams, sizeOf } from '../../gen/spec-file.js';
 
 export const GEN_USAGE = `Usage: dpkit gen [EAL options --] [options]
 
@@ -58,32 +57,6 @@ function num(v: string | undefined, what: string, integer = false): number | und
   return n;
 }
 
-function sizeOf(v: string | undefined): SizeSpec | undefined {
-  if (v === undefined) return undefined;
-  if (v === 'imix') return 'imix';
-  const m = /^(\d+)(?:-(\d+))?$/.exec(v);
-  if (!m) throw new ArgError(`gen: --size ${v}: expected N, MIN-MAX or imix`);
-  return m[2] === undefined ? Number(m[1]) : { min: Number(m[1]), max: Number(m[2]) };
-}
-
-function readStreams(file: string): GenStreamSpec[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new ArgError(`gen: --stream ${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new ArgError(`gen: --stream ${file}: not JSON: ${(e as Error).message}`);
-  }
-  const list = Array.isArray(v) ? v : [v];
-  if (list.some((s) => typeof s !== 'object' || s === null || Array.isArray(s))) throw new ArgError(`gen: --stream ${file}: a stream is an object`);
-  return list as GenStreamSpec[];
-}
-
 /** Runs `dpkit gen`. @returns the report and whether to print JSON */
 export async function runGen(argv: readonly string[]): Promise<GenCli> {
   const sep = argv.indexOf('--');
@@ -124,7 +97,7 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
   const duration = num(v.duration, 'duration') ?? (count === undefined ? 10 : undefined);
   const port = v.port === undefined ? 0 : Number(v.port);
   if (!Number.isInteger(port) || port < 0) throw new ArgError(`gen: --port ${v.port}: must be a port number`);
-  const streams = v.stream ? v.stream.flatMap(readStreams) : [{ ...(v.size !== undefined ? { size: sizeOf(v.size)! } : {}) }];
+  const streams = v.stream ? v.stream.flatMap((f) => readStreams(f)) : [{ ...(v.size !== undefined ? { size: sizeOf(v.size)! } : {}) }];
   const tolerance = v.tolerance === undefined ? undefined : Number(v.tolerance);
   if (tolerance !== undefined && !(tolerance >= 0 && tolerance < 1)) throw new ArgError(`gen: --tolerance ${v.tolerance}: must be in [0, 1)`);
   const lateUs = num(v['late-us'], 'late-us');

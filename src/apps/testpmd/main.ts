@@ -103,6 +103,7 @@ async function forward(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) =
       lcores: pmd.fwdLcoreIds().map((lcore) => ({ lcore, cpu: pmd.cpuOfLcore.get(lcore) ?? null, gc: pmd.gcOfLcore.get(lcore) ?? null })),
       ports: [...ports].map(([port, s]) => ({ port, ...s, nic: pmd.ethdev.stats(port) })),
       streams: pmd.streamStats().map(({ stats: _slot, ...s }) => s),
+      ...(pmd.genReport() ? { gen: pmd.genReport() } : {}),
       total,
       mpps: { rx: seconds > 0 ? total.rxPackets / seconds / 1e6 : 0, tx: seconds > 0 ? total.txPackets / seconds / 1e6 : 0 },
     };
