@@ -100,6 +100,20 @@ export interface GenerateOptions {
   latency?: boolean;
   /** With `latency`: the port whose rx queue 0 the packets come back on. Default the tx port (a loopback such as net_ring). */
   rxPort?: number;
+  /** Seconds between live reports to `onPeriod`. Default none. */
+  period?: number;
+  /** Called every `period` with the account so far (the schedule up to now): `--json` prints each as a line. */
+  onPeriod?: (r: GenPeriodReport) => void;
+}
+
+/** A live account: each stream's report over the schedule up to `elapsedNs`. */
+export interface GenPeriodReport {
+  /** 1, 2, … */
+  period: number;
+  /** Nanoseconds since the run's start. */
+  elapsedNs: number;
+  /** Per stream, in the order given (no latency: that is summed up at the end). */
+  streams: GenStreamReport[];
 }
 
 /** One stream's account. */
@@ -175,7 +189,7 @@ export interface PacedSource {
 }
 
 /** What the paced loop takes beyond its sources (checked by its callers). */
-export type PacedOptions = Pick<GenerateOptions, 'port' | 'queue' | 'duration' | 'burst' | 'pool' | 'tolerance' | 'lateNs' | 'clock' | 'signal' | 'onBurst' | 'latency' | 'rxPort'>;
+export type PacedOptions = Pick<GenerateOptions, 'port' | 'queue' | 'duration' | 'burst' | 'pool' | 'tolerance' | 'lateNs' | 'clock' | 'signal' | 'onBurst' | 'latency' | 'rxPort' | 'period' | 'onPeriod'>;
 
 /** Checks what every run takes. @throws ArgError naming the option */
 function checkRunOptions(opts: PacedOptions & { count?: number }): void {
@@ -183,6 +197,7 @@ function checkRunOptions(opts: PacedOptions & { count?: number }): void {
   if (!Number.isInteger(burstSize) || burstSize < 1 || burstSize > 512) throw new ArgError(`gen: burst ${burstSize} must be an integer in [1, 512]`);
   if (opts.duration !== undefined && !(opts.duration > 0 && Number.isFinite(opts.duration))) throw new ArgError(`gen: duration ${opts.duration} must be a positive number of seconds`);
   if (opts.count !== undefined && !(Number.isInteger(opts.count) && opts.count > 0)) throw new ArgError(`gen: count ${opts.count} must be a positive integer`);
+  if (opts.period !== undefined && !(opts.period > 0 && Number.isFinite(opts.period))) throw new ArgError(`gen: period ${opts.period} must be a positive number of seconds`);
 }
 
 /**
@@ -405,6 +420,9 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
   });
   const now = (): number => clock.now();
 
+  const periodNs = opts.onPeriod && opts.period !== undefined ? opts.period * 1e9 : Infinity;
+  let nextPeriod = periodNs;
+  let periods = 0;
   const t0 = clock.now();
   sender.start(t0);
   let lastYield = 0;
@@ -420,8 +438,14 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
     const nextDeadline = sender.step(now);
     t = clock.now() - t0;
     if (checker) poll();
+    if (t >= nextPeriod) {
+      // The account as read now (counters and schedule both up to t); the next report stays on the period's grid.
+      opts.onPeriod!({ period: ++periods, elapsedNs: t, streams: sources.map((src, k) => streamReport(heap.f64, stats[k]!, src, t, tolerance)) });
+      nextPeriod = (Math.floor(t / periodNs) + 1) * periodNs;
+    }
     if (nextDeadline === Infinity) break;
-    const wait = nextDeadline - (clock.now() - t0);
+    // A sleep wakes for the next period's report too.
+    const wait = Math.min(nextDeadline, nextPeriod) - (clock.now() - t0);
     if (wait > SLEEP_ABOVE_NS) {
       await clock.sleep(wait - SLEEP_MARGIN_NS);
       lastYield = clock.now() - t0;
