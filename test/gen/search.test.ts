@@ -31,7 +31,7 @@ describe('RFC 2544 search (ndr / pdr) against net_faulty', () => {
   it('ndr finds the rate the line holds without loss, to the resolution; each trial counted after traffic stopped', async () => {
     const trials: SearchTrial[] = [];
     const r = await withFaulty('net_faulty0', (eal) =>
-      searchRate(eal, { streams: [{}], search: 'ndr', maxRate: '10Mpps', resolution: '10kpps', trial: D, clock: fakeClock(), onTrial: (t) => trials.push(t) }),
+      searchRate(eal, { streams: [{}], search: 'ndr', maxRate: '10Mpps', resolution: '10kpps', trial: D, warmup: 0, clock: fakeClock(), onTrial: (t) => trials.push(t) }),
     );
     assert.equal(r.trials.length, trials.length);
     for (const t of r.trials) {
@@ -57,6 +57,7 @@ describe('RFC 2544 search (ndr / pdr) against net_faulty', () => {
         maxRate: '10Mpps',
         resolution: '10kpps',
         trial: D,
+        warmup: 0,
         clock: fakeClock(),
         onTrial: (t) => {
           const now = eal.ethdev.xstats(0)['faulty_dropped']!;
@@ -78,7 +79,7 @@ describe('RFC 2544 search (ndr / pdr) against net_faulty', () => {
 
   it('ndr with a port that drops: no rate passes, down to the minimum, and the report says so', async () => {
     const r = await withFaulty('net_faulty0,drop=0.05,seed=7', (eal) =>
-      searchRate(eal, { streams: [{}], search: 'ndr', maxRate: '8Mpps', minRate: '1Mpps', resolution: '10kpps', trial: D, clock: fakeClock() }),
+      searchRate(eal, { streams: [{}], search: 'ndr', maxRate: '8Mpps', minRate: '1Mpps', resolution: '10kpps', trial: D, warmup: 0, clock: fakeClock() }),
     );
     assert.equal(r.found, false);
     assert.equal(r.ratePps, 0);
