@@ -17,7 +17,7 @@ import { defaultPeerMac, formatMac, parseMac } from '../../net/ether.js';
 import type { DevInfo } from '../../ethdev/driver.js';
 import { ProbeRx, probeStreamStats } from '../../gen/probe.js';
 import { fmtPps, newGenTxStats, planStreams, runReport, streamReport, type GenReport, type PlannedStream } from '../../gen/generate.js';
-import { GEN_TX_STATS_SIZE, GENT_D_T0 } from '../../gen/gen-layout.js';
+import { GEN_TX_STATS_SIZE, GENT_D_LAST_DEPART_NS, GENT_D_T0 } from '../../gen/gen-layout.js';
 import { nowNs } from '../../eal/clock.js';
 import { RXPROBE_STREAMS } from '../../fwd/rxprobe.js';
 import { FS_PROBE } from '../../fwd/fwd-layout.js';
@@ -323,6 +323,7 @@ export class Testpmd {
     this.checkEngine(txFirst);
     this.buildStreams();
     if (this.forwardMode === 'gen') this.prepareGen();
+    else this.genPlan = [];
     for (const p of this.ports) this.fwdBase.set(p, this.ethdev.stats(p));
     this.log(this.fwdConfigText());
     this.log('\n' + this.fwdParamsText());
@@ -486,7 +487,9 @@ export class Testpmd {
     const reports = this.genPlan.map(({ p }, k) => {
       const c = g.stats[k]!;
       const t0 = f64[c + GENT_D_T0]!;
-      return streamReport(f64, c, { name: p.b.name, pacer: p.pacer, planned: p.planned }, t0 > 0 ? end - t0 : 0, 0.001);
+      // Lcores send until they see the stop flag, a little after stop asked: the schedule runs to the last departure then.
+      const upTo = t0 > 0 ? Math.max(end - t0, f64[c + GENT_D_LAST_DEPART_NS]!) : 0;
+      return streamReport(f64, c, { name: p.b.name, pacer: p.pacer, planned: p.planned }, upTo, 0.001);
     });
     const elapsed = Math.max(0, ...g.stats.map((c) => (f64[c + GENT_D_T0]! > 0 ? end - f64[c + GENT_D_T0]! : 0)));
     return runReport(reports, elapsed, false, g.lateNs);

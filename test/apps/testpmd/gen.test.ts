@@ -52,6 +52,21 @@ describe('testpmd --forward-mode=gen', () => {
     for (const id of [0, 1, 2]) assert.match(r.stderr, new RegExp(`Probe stream ${id}: received 1000 lost 0 duplicates 0 reordered 0\\n`));
   });
 
+  it('--stats-period with --json: each period line carries every gen stream\'s account so far, the final object the report', () => {
+    const r = testpmd(['-l', '0-1', '--vdev', 'net_null0', '--', '--forward-mode=gen', `--gen-stream=${streams}`, '--stats-period=1', '--duration=2.5', '--json', '--total-num-mbufs=8192']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { period?: true; gen: { name: string; sent: number; planned: number }[] | { streams: { name: string; sent: number }[] } });
+    const periods = lines.slice(0, -1) as { period: true; gen: { name: string; sent: number; planned: number }[] }[];
+    assert.ok(periods.length >= 1, r.stdout);
+    for (const [i, p] of periods.entries()) {
+      assert.equal(p.period, true);
+      assert.deepEqual(p.gen.map((g) => g.name), ['a', 'b', 'c']);
+      if (i > 0) for (let k = 0; k < 3; k++) assert.ok(p.gen[k]!.sent >= periods[i - 1]!.gen[k]!.sent, 'counts only grow');
+    }
+    const final = lines.at(-1)!.gen as { streams: { name: string; sent: number }[] };
+    for (let k = 0; k < 3; k++) assert.ok(final.streams[k]!.sent >= periods.at(-1)!.gen[k]!.sent, 'the final report comes last');
+  });
+
   it('a bad stream is one line at start, naming the stream and the field', () => {
     const r = testpmd(['--vdev', 'net_null0', '--', '--forward-mode=gen', '--gen-rate=fast', '--duration=1']);
     assert.notEqual(r.code, 0);
