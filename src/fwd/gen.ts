@@ -15,7 +15,7 @@ import { ArgError } from '../errors.js';
 import { receive } from './common.js';
 import { RXPROBE_STREAMS } from './rxprobe.js';
 import type { FwdConfig, FwdContext, FwdEngine, FwdStream, GenFwdConfig } from './engine.js';
-import { FS_PROBE } from './fwd-layout.js';
+import { FS_FWD_DROPPED, FS_PROBE, FS_TX_PACKETS } from './fwd-layout.js';
 
 const NO_MAC = new Uint8Array(6);
 
@@ -59,7 +59,7 @@ export function gen(ctx: FwdContext): FwdEngine {
       burst: config.burst,
       lateNs: g.lateNs,
       stats: share.map((s) => g.stats[s.k]!),
-      fwdStats: fs.stats,
+      alsoCount: { sent: fs.stats + FS_TX_PACKETS, dropped: fs.stats + FS_FWD_DROPPED },
       ...(rx ? { stampers: share.map((s) => ProbeTx.create(heap, s.k)), afterBurst: drain } : {}),
     });
     sender.start(nowNs());

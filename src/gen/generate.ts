@@ -12,7 +12,6 @@ import { ArgError } from '../errors.js';
 import { nowNs } from '../eal/clock.js';
 import type { Burst, Heap } from '../eal/heap.js';
 import type { TxQueue } from '../ethdev/driver.js';
-import { FS_FWD_DROPPED, FS_TX_PACKETS } from '../fwd/fwd-layout.js';
 import type { Ethdev } from '../ethdev/ethdev.js';
 import type { Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
@@ -290,8 +289,11 @@ export interface SenderOptions {
   onBurst?: GenBurstHook;
   /** Called after every burst sent, before the next: a loopback's rx is drained here. */
   afterBurst?: () => void;
-  /** A forwarding stream's counters (fwd.record.ts, first Float64 slot) to count in too: testpmd's TX-packets and TX-dropped. */
-  fwdStats?: number;
+  /**
+   * Float64 slots to count the packets sent and refused into as well, besides
+   * the sources' blocks (testpmd's forwarding-stream TX-packets and TX-dropped).
+   */
+  alsoCount?: { sent: number; dropped: number };
 }
 
 /**
@@ -369,10 +371,10 @@ export class GenSender {
     }
     f64[c + GENT_D_SENT] += sent;
     f64[c + GENT_D_BYTES] += bytes;
-    const fwd = this.opts.fwdStats;
-    if (fwd !== undefined) {
-      f64[fwd + FS_TX_PACKETS] += sent;
-      f64[fwd + FS_FWD_DROPPED] += n - sent;
+    const also = this.opts.alsoCount;
+    if (also !== undefined) {
+      f64[also.sent] += sent;
+      f64[also.dropped] += n - sent;
     }
     const lateBy = now - deadline;
     if (lateBy > this.opts.lateNs) f64[c + GENT_D_LATE] += n;
