@@ -8,7 +8,7 @@
  * published in the stream counters as rxprobe's is, and testpmd merges them.
  */
 import { nowNs } from '../eal/clock.js';
-import { GenSender, makeSources, planStreams, type PlannedStream } from '../gen/generate.js';
+import { GenSender, makeSources, newGenTxStats, planStreams, type PlannedStream } from '../gen/generate.js';
 import { ProbeRx, ProbeTx } from '../gen/probe.js';
 import type { Mempool } from '../mem/mempool.js';
 import { ArgError } from '../errors.js';
@@ -27,6 +27,7 @@ const NO_MAC = new Uint8Array(6);
 export function genShare(g: GenFwdConfig, index: number, mac: Uint8Array, pool: Mempool): { k: number; p: PlannedStream }[] {
   const room = pool.bufLen - pool.headroom;
   const out: { k: number; p: PlannedStream }[] = [];
+  if (index >= g.fwdStreams) return out;
   for (let k = index; k < g.streams.length; k += g.fwdStreams) {
     out.push({ k, p: planStreams([g.streams[k]!], g.rate, mac, room, g.count, Infinity, k)[0]! });
   }
@@ -44,6 +45,8 @@ export function gen(ctx: FwdContext): FwdEngine {
   const { heap, pool, config } = ctx;
   const g = config.gen;
   const f64 = heap.f64;
+  // Run outside testpmd (which reserves them on its main thread so it can read them), the blocks are this lcore's own.
+  const stats = g.stats.length >= g.streams.length ? g.stats : g.streams.map(() => newGenTxStats(heap));
   // At least rxprobe's count: testpmd's forward statistics look up that many ids in every checker.
   const rx = g.latency ? ProbeRx.create(heap, { streams: Math.max(RXPROBE_STREAMS, g.streams.length) }) : null;
   // A sender per forwarding stream, made on its first pass (null: no gen stream falls to it).
@@ -58,7 +61,7 @@ export function gen(ctx: FwdContext): FwdEngine {
     const sender = new GenSender({ heap, mbufs: ctx.mb }, pool, fs.txq, makeSources(heap, share.map((s) => s.p)), {
       burst: config.burst,
       lateNs: g.lateNs,
-      stats: share.map((s) => g.stats[s.k]!),
+      stats: share.map((s) => stats[s.k]!),
       alsoCount: { sent: fs.stats + FS_TX_PACKETS, dropped: fs.stats + FS_FWD_DROPPED },
       ...(rx ? { stampers: share.map((s) => ProbeTx.create(heap, s.k)), afterBurst: drain } : {}),
     });

@@ -23,7 +23,7 @@ writeFileSync(
 describe('testpmd --forward-mode=gen', () => {
   it('splits the streams over two lcores, sends each its count, and merges the lcores\' probe checkers', () => {
     // One ring port with two queue pairs: stream q loops back on queue q, forwarded by lcore 1 + q.
-    const r = testpmd([...THREE_LCORES, '--vdev', 'net_ring0', '--', '--forward-mode=gen', '--nb-cores=2', '--rxq=2', '--txq=2', `--gen-stream=${streams}`, '--gen-count=1000', '--gen-latency', '--duration=2', '--total-num-mbufs=8192', '--json']);
+    const r = testpmd([...THREE_LCORES, '--vdev', 'net_ring0', '--', '--forward-mode=gen', '--nb-cores=2', '--rxq=2', '--txq=2', `--gen-stream=${streams}`, '--gen-count=1000', '--gen-latency', '--duration=4', '--total-num-mbufs=8192', '--json']);
     assert.equal(r.code, 0, r.stderr);
     const j = JSON.parse(r.stdout) as {
       streams: { lcore: number; txPackets: number; rxPackets: number }[];
