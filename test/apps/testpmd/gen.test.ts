@@ -52,6 +52,18 @@ describe('testpmd --forward-mode=gen', () => {
     for (const id of [0, 1, 2]) assert.match(r.stderr, new RegExp(`Probe stream ${id}: received 1000 lost 0 duplicates 0 reordered 0\\n`));
   });
 
+  it('one stream\'s packets checked on two lcores (net_ring rss=1 spreads them) are merged into one account', () => {
+    const spread = join(dir, 'spread.json');
+    writeFileSync(spread, JSON.stringify({ name: 'spread', rate: '100kpps', vary: [{ field: 'udp.src', mode: 'random' }] }));
+    const r = testpmd([...THREE_LCORES, '--vdev', 'net_ring0,rss=1', '--', '--forward-mode=gen', '--nb-cores=2', '--rxq=2', '--txq=2', `--gen-stream=${spread}`, '--gen-count=1000', '--gen-latency', '--duration=4', '--total-num-mbufs=8192', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout) as { streams: { lcore: number; rxPackets: number; txPackets: number }[] };
+    // Lcore 1 sends it all; RSS (a random source port a packet) returns it on both queues, so both lcores' checkers hold part.
+    assert.deepEqual(j.streams.map((s) => s.txPackets), [1000, 0]);
+    assert.ok(j.streams.every((s) => s.rxPackets > 0) && j.streams[0]!.rxPackets + j.streams[1]!.rxPackets === 1000, JSON.stringify(j.streams));
+    assert.match(r.stderr, /Probe stream 0: received 1000 lost 0 duplicates 0 reordered \d+\n/);
+  });
+
   it('--stats-period with --json: each period line carries every gen stream\'s account so far, the final object the report', () => {
     const r = testpmd(['-l', '0-1', '--vdev', 'net_null0', '--', '--forward-mode=gen', `--gen-stream=${streams}`, '--stats-period=1', '--duration=2.5', '--json', '--total-num-mbufs=8192']);
     assert.equal(r.code, 0, r.stderr);
