@@ -34,11 +34,13 @@ export { Ring, RING_F_EXACT_SZ, RING_F_SC_DEQ, RING_F_SP_ENQ } from './ring/ring
 export type { RingDescriptor, RingOptions } from './ring/ring.js';
 export type { UserBurstFn, UserEngine, UserEngineContext, UserStream } from './api/user-engine.js';
 export { generate, monotonicClock } from './gen/generate.js';
-export type { GenBurstHook, GenClock, GenerateOptions, GenReport, GenStreamReport, GenStreamSpec, GenTarget, PacedOptions } from './gen/generate.js';
+export type { GenBurstHook, GenClock, GenerateOptions, GenPeriodReport, GenReport, GenStreamReport, GenStreamSpec, GenTarget, PacedOptions } from './gen/generate.js';
+export { searchRate } from './gen/search.js';
+export type { SearchOptions, SearchReport, SearchTrial } from './gen/search.js';
 export { replay } from './gen/replay.js';
 export type { ReplayOptions } from './gen/replay.js';
 export type { EthSpec, FieldVarSpec, Ipv4Spec, Ipv6Spec, RawField, SizeRange, SizeSpec, StreamSpec, TcpSpec, UdpSpec, VaryMode } from './gen/stream.js';
-export type { BurstPattern, ConstantPattern, Pacer, PatternSpec, RampPattern } from './gen/pacer.js';
+export type { BurstPattern, ConstantPattern, Pacer, PatternSpec, PoissonPattern, RampPattern, SchedulePattern, ScheduleStep } from './gen/pacer.js';
 export type { PacedSource } from './gen/generate.js';
 // Latency, loss and order (docs/latency.md): one clock, probes, histograms.
 export { nowNs, clockUncertaintyNs } from './eal/clock.js';

@@ -8,6 +8,7 @@ import type { RxQueue, TxQueue } from '../ethdev/driver.js';
 import type { Burst, Heap } from '../eal/heap.js';
 import type { Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
+import type { GenStreamSpec } from '../gen/generate.js';
 import { FWD_STREAM_STATS_SIZE } from './fwd-layout.js';
 import { defaultVariants, type EngineVariants } from './variants.js';
 
@@ -32,6 +33,8 @@ export interface FwdStream {
   /** The tx port's own address and its peer's (--eth-peer, default 02:00:00:00:00:pp). */
   txMac: Uint8Array;
   peerMac: Uint8Array;
+  /** The stream's number among all forwarding streams (testpmd's stream id); the gen engine splits its streams by it. */
+  index?: number;
 }
 
 /** Engine settings testpmd takes from its command line and `set` commands. */
@@ -55,6 +58,26 @@ export interface FwdConfig {
   vlanTciOuter: number;
   /** The arm of each study an engine runs (variants.ts: macswap's `--macswap-kernel`). */
   variants: EngineVariants;
+  /** The gen engine's streams and settings (--gen-*, `set gen`). */
+  gen: GenFwdConfig;
+}
+
+/** What testpmd's gen forward mode sends (fwd/gen.ts). */
+export interface GenFwdConfig {
+  /** The generator streams (gen/stream.ts specs with rate and pattern), split over the forwarding streams. */
+  streams: GenStreamSpec[];
+  /** The rate of streams that name none (--gen-rate). */
+  rate: string;
+  /** Packets per stream, then it stops sending (--gen-count); absent: until `stop`. */
+  count?: number;
+  /** A probe in every packet; each lcore checks what comes back on its streams' rx queues (--gen-latency). */
+  latency: boolean;
+  /** A burst leaving later than this after its deadline counts its packets late. */
+  lateNs: number;
+  /** Set by testpmd at start: how many forwarding streams there are (gen stream k goes to forwarding stream k mod this). */
+  fwdStreams: number;
+  /** Set by testpmd at start: each gen stream's genTxStats block (first Float64 slot), zeroed. */
+  stats: number[];
 }
 
 export function defaultFwdConfig(): FwdConfig {
@@ -71,6 +94,7 @@ export function defaultFwdConfig(): FwdConfig {
     vlanTci: 0,
     vlanTciOuter: 0,
     variants: defaultVariants(),
+    gen: { streams: [{}], rate: '1Mpps', latency: false, lateNs: 100_000, fwdStreams: 1, stats: [] },
   };
 }
 

@@ -3,6 +3,7 @@ import { fiveTupleSwap } from './5tswap.js';
 import { csum } from './csum.js';
 import type { EngineFactory, FwdConfig } from './engine.js';
 import { flowgen, flowgenCheck } from './flowgen.js';
+import { gen, genCheck } from './gen.js';
 import { icmpEcho } from './icmpecho.js';
 import { io } from './io.js';
 import { mac } from './mac.js';
@@ -23,6 +24,7 @@ export const engines: ReadonlyMap<string, EngineFactory> = new Map<string, Engin
   ['icmpecho', icmpEcho],
   ['csum', csum],
   ['rxprobe', rxprobe],
+  ['gen', gen],
 ]);
 
 /**
@@ -33,4 +35,5 @@ export const engines: ReadonlyMap<string, EngineFactory> = new Map<string, Engin
 export const engineChecks: ReadonlyMap<string, (config: FwdConfig, pool: Mempool) => void> = new Map([
   ['txonly', txonlyCheck],
   ['flowgen', flowgenCheck],
+  ['gen', genCheck],
 ]);

@@ -39,4 +39,16 @@ export const GEN_DEC: u32 = 1;
 export const GEN_RANDOM: u32 = 2;
 export const GEN_LIST: u32 = 3;
 
-export const GEN_LAYOUT_ID: u32 = 0x16e4fa2a;
+// ---- genTxStats: see gen-layout.ts for why the record is what it is.
+export const GEN_TX_STATS_SIZE: u32 = 128;
+export const GENT_T0: u32 = 0;
+export const GENT_NEXT: u32 = 8;
+export const GENT_SENT: u32 = 16;
+export const GENT_BYTES: u32 = 24;
+export const GENT_TX_DROPPED: u32 = 32;
+export const GENT_NO_MBUF: u32 = 40;
+export const GENT_LATE: u32 = 48;
+export const GENT_MAX_LATE_NS: u32 = 56;
+export const GENT_LAST_DEPART_NS: u32 = 64;
+
+export const GEN_LAYOUT_ID: u32 = 0x80ba15ba;

@@ -115,5 +115,52 @@ export const GEN_RANDOM = 2;
 /** The values at list, in order, round and round. */
 export const GEN_LIST = 3;
 
+/**
+ * One generator stream's account as its sender keeps it: the schedule's cursor
+ * and what became of every packet (sent, refused by the tx queue, not made,
+ * late). Float64 slots, one writer (the thread sending the stream), so the
+ * control plane reads them live without stopping it (testpmd's gen forward
+ * mode reserves them on the main thread and hands the offsets to its lcores).
+ * t0 is the sender's start on nowNs(), the clock every lcore shares.
+ */
+/** Bytes per genTxStats record. */
+export const GEN_TX_STATS_SIZE = 128;
+/** nowNs() when the sender started (0: not started). (f64 at byte 0) */
+export const GENT_T0 = 0;
+/** GENT_T0 as a f64 index. */
+export const GENT_D_T0 = 0;
+/** The next packet of the schedule (packets before it were sent, refused or not made). (f64 at byte 8) */
+export const GENT_NEXT = 8;
+/** GENT_NEXT as a f64 index. */
+export const GENT_D_NEXT = 1;
+/** Packets the tx queue accepted. (f64 at byte 16) */
+export const GENT_SENT = 16;
+/** GENT_SENT as a f64 index. */
+export const GENT_D_SENT = 2;
+/** Bytes of the packets sent. (f64 at byte 24) */
+export const GENT_BYTES = 24;
+/** GENT_BYTES as a f64 index. */
+export const GENT_D_BYTES = 3;
+/** Packets the tx queue refused (ring full), freed. (f64 at byte 32) */
+export const GENT_TX_DROPPED = 32;
+/** GENT_TX_DROPPED as a f64 index. */
+export const GENT_D_TX_DROPPED = 4;
+/** Packets not made: the pool was empty. (f64 at byte 40) */
+export const GENT_NO_MBUF = 40;
+/** GENT_NO_MBUF as a f64 index. */
+export const GENT_D_NO_MBUF = 5;
+/** Packets whose burst left more than the run's lateness bound after its deadline. (f64 at byte 48) */
+export const GENT_LATE = 48;
+/** GENT_LATE as a f64 index. */
+export const GENT_D_LATE = 6;
+/** The latest a burst left after its deadline, ns. (f64 at byte 56) */
+export const GENT_MAX_LATE_NS = 56;
+/** GENT_MAX_LATE_NS as a f64 index. */
+export const GENT_D_MAX_LATE_NS = 7;
+/** When the last burst left, ns after t0. (f64 at byte 64) */
+export const GENT_LAST_DEPART_NS = 64;
+/** GENT_LAST_DEPART_NS as a f64 index. */
+export const GENT_D_LAST_DEPART_NS = 8;
+
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const GEN_LAYOUT_ID = 0x16e4fa2a;
+export const GEN_LAYOUT_ID = 0x80ba15ba;

@@ -67,4 +67,28 @@ values at list.`,
       GEN_LIST: { value: 3, doc: 'The values at list, in order, round and round.' },
     },
   },
+  {
+    name: 'genTxStats',
+    doc: `
+One generator stream's account as its sender keeps it: the schedule's cursor
+and what became of every packet (sent, refused by the tx queue, not made,
+late). Float64 slots, one writer (the thread sending the stream), so the
+control plane reads them live without stopping it (testpmd's gen forward
+mode reserves them on the main thread and hands the offsets to its lcores).
+t0 is the sender's start on nowNs(), the clock every lcore shares.`,
+    size: 128,
+    prefix: 'GENT',
+    index: { f64: 'GENT_D' },
+    fields: {
+      t0: { type: 'f64', at: 0, doc: 'nowNs() when the sender started (0: not started).' },
+      next: { type: 'f64', at: 8, doc: 'The next packet of the schedule (packets before it were sent, refused or not made).' },
+      sent: { type: 'f64', at: 16, doc: 'Packets the tx queue accepted.' },
+      bytes: { type: 'f64', at: 24, doc: 'Bytes of the packets sent.' },
+      txDropped: { type: 'f64', at: 32, doc: 'Packets the tx queue refused (ring full), freed.' },
+      noMbuf: { type: 'f64', at: 40, doc: 'Packets not made: the pool was empty.' },
+      late: { type: 'f64', at: 48, doc: "Packets whose burst left more than the run's lateness bound after its deadline." },
+      maxLateNs: { type: 'f64', at: 56, doc: 'The latest a burst left after its deadline, ns.' },
+      lastDepartNs: { type: 'f64', at: 64, doc: 'When the last burst left, ns after t0.' },
+    },
+  },
 );

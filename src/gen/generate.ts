@@ -11,13 +11,26 @@ import { setImmediate as yieldNow, setTimeout as sleepMs } from 'node:timers/pro
 import { ArgError } from '../errors.js';
 import { nowNs } from '../eal/clock.js';
 import type { Burst, Heap } from '../eal/heap.js';
+import type { TxQueue } from '../ethdev/driver.js';
 import type { Ethdev } from '../ethdev/ethdev.js';
 import type { Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
 import { genOps, type GenOps } from './gen.twin.js';
 import { ProbeRx, ProbeTx, probeStreamStats, type ProbeStreamStats } from './probe.js';
 import { countBefore, makePacer, parseRate, type Pacer, type PatternSpec } from './pacer.js';
-import { buildStream, writeStream, type StreamSpec } from './stream.js';
+import { buildStream, writeStream, type BuiltStream, type StreamSpec } from './stream.js';
+import {
+  GEN_TX_STATS_SIZE,
+  GENT_D_BYTES,
+  GENT_D_LAST_DEPART_NS,
+  GENT_D_LATE,
+  GENT_D_MAX_LATE_NS,
+  GENT_D_NEXT,
+  GENT_D_NO_MBUF,
+  GENT_D_SENT,
+  GENT_D_T0,
+  GENT_D_TX_DROPPED,
+} from './gen-layout.js';
 
 /** A stream with its rate and pattern. */
 export interface GenStreamSpec extends StreamSpec {
@@ -86,6 +99,20 @@ export interface GenerateOptions {
   latency?: boolean;
   /** With `latency`: the port whose rx queue 0 the packets come back on. Default the tx port (a loopback such as net_ring). */
   rxPort?: number;
+  /** Seconds between live reports to `onPeriod`. Default none. */
+  period?: number;
+  /** Called every `period` with the account so far (the schedule up to now): `--json` prints each as a line. */
+  onPeriod?: (r: GenPeriodReport) => void;
+}
+
+/** A live account: each stream's report over the schedule up to `elapsedNs`. */
+export interface GenPeriodReport {
+  /** 1, 2, … */
+  period: number;
+  /** Nanoseconds since the run's start. */
+  elapsedNs: number;
+  /** Per stream, in the order given (no latency: that is summed up at the end). */
+  streams: GenStreamReport[];
 }
 
 /** One stream's account. */
@@ -160,19 +187,8 @@ export interface PacedSource {
   fill(burst: Burst, first: number, n: number): number;
 }
 
-interface RunStream extends PacedSource {
-  next: number;
-  sent: number;
-  bytes: number;
-  txDropped: number;
-  noMbuf: number;
-  late: number;
-  maxLateNs: number;
-  lastDepartNs: number;
-}
-
 /** What the paced loop takes beyond its sources (checked by its callers). */
-export type PacedOptions = Pick<GenerateOptions, 'port' | 'queue' | 'duration' | 'burst' | 'pool' | 'tolerance' | 'lateNs' | 'clock' | 'signal' | 'onBurst' | 'latency' | 'rxPort'>;
+export type PacedOptions = Pick<GenerateOptions, 'port' | 'queue' | 'duration' | 'burst' | 'pool' | 'tolerance' | 'lateNs' | 'clock' | 'signal' | 'onBurst' | 'latency' | 'rxPort' | 'period' | 'onPeriod'>;
 
 /** Checks what every run takes. @throws ArgError naming the option */
 function checkRunOptions(opts: PacedOptions & { count?: number }): void {
@@ -180,6 +196,7 @@ function checkRunOptions(opts: PacedOptions & { count?: number }): void {
   if (!Number.isInteger(burstSize) || burstSize < 1 || burstSize > 512) throw new ArgError(`gen: burst ${burstSize} must be an integer in [1, 512]`);
   if (opts.duration !== undefined && !(opts.duration > 0 && Number.isFinite(opts.duration))) throw new ArgError(`gen: duration ${opts.duration} must be a positive number of seconds`);
   if (opts.count !== undefined && !(Number.isInteger(opts.count) && opts.count > 0)) throw new ArgError(`gen: count ${opts.count} must be a positive integer`);
+  if (opts.period !== undefined && !(opts.period > 0 && Number.isFinite(opts.period))) throw new ArgError(`gen: period ${opts.period} must be a positive number of seconds`);
 }
 
 /**
@@ -201,30 +218,171 @@ export async function generate(target: GenTarget, opts: GenerateOptions): Promis
   const room = pool.bufLen - pool.headroom;
   const mac = ethdev.macAddr(opts.port ?? 0);
   // Every spec is checked before anything is written into the heap.
-  const built = opts.streams.map((spec, i) => {
-    const b = buildStream(spec, i, mac);
+  const built = planStreams(opts.streams, opts.rate, mac, room, opts.count, durationNs);
+  const sources = makeSources(heap, built);
+  return runPaced(target, sources, opts);
+}
+
+/** A stream checked and built, with its schedule. */
+export interface PlannedStream {
+  /** The stream as genFill reads it. */
+  b: BuiltStream;
+  /** Its deadlines. */
+  pacer: Pacer;
+  /** Packets to send (Infinity: until stopped). */
+  planned: number;
+}
+
+/**
+ * Checks `specs` (every one before anything is written into the heap) and
+ * makes each one's schedule. `count` and `durationNs` bound what is planned.
+ * @throws ArgError (one line naming the stream and field) on a bad spec or a packet longer than `room`.
+ */
+export function planStreams(specs: readonly GenStreamSpec[], rate: string | number | undefined, mac: Uint8Array, room: number, count: number | undefined, durationNs: number, first = 0): PlannedStream[] {
+  return specs.map((spec, i) => {
+    const b = buildStream(spec, first + i, mac);
     if (b.maxLen > room) throw new ArgError(`gen: stream '${b.name}': ${b.maxLen}-byte packets do not fit the pool's ${room}-byte mbufs`);
-    const pps = parseRate(spec.rate ?? opts.rate ?? '1Mpps', b.meanLen, `gen: stream '${b.name}': rate`);
+    const pps = parseRate(spec.rate ?? rate ?? '1Mpps', b.meanLen, `gen: stream '${b.name}': rate`);
     const pacer = makePacer(pps, spec.pattern, b.meanLen, `gen: stream '${b.name}'`);
-    const planned = Math.min(opts.count ?? Infinity, durationNs === Infinity ? Infinity : countBefore(pacer, durationNs));
+    const planned = Math.min(count ?? Infinity, durationNs === Infinity ? Infinity : countBefore(pacer, durationNs));
     return { b, pacer, planned };
   });
+}
+
+/** Writes each planned stream's block into the heap. @returns the sources the paced loop sends (genFill, then genCsum, per burst) */
+export function makeSources(heap: Heap, planned: readonly PlannedStream[]): PacedSource[] {
   const ops: GenOps = genOps(heap);
   const lc = heap.lcore;
-  const sources: PacedSource[] = built.map(({ b, pacer, planned }) => {
+  return planned.map(({ b, pacer, planned }) => {
     const s = writeStream(heap, b);
     return {
       name: b.name,
       pacer,
       planned,
-      fill: (burst, _first, n) => {
+      fill: (burst: Burst, _first: number, n: number) => {
         const bytes = ops.fill(s, lc, burst.byteOffset, n);
         ops.csum(s, lc, burst.byteOffset, n);
         return bytes;
       },
     };
   });
-  return runPaced(target, sources, opts);
+}
+
+/** Reserves a zeroed genTxStats block. @returns its first Float64 slot */
+export function newGenTxStats(heap: Heap): number {
+  const at = heap.reserve(GEN_TX_STATS_SIZE, 64, 'gen tx stats') >>> 3;
+  heap.f64.fill(0, at, at + GEN_TX_STATS_SIZE / 8);
+  return at;
+}
+
+/** What a sender needs beyond its sources and queue. */
+export interface SenderOptions {
+  /** Packets a burst. */
+  burst: number;
+  /** A burst leaving later than this after its deadline counts its packets late. */
+  lateNs: number;
+  /** Each source's genTxStats block (first Float64 slot), zeroed. */
+  stats: readonly number[];
+  /** Each source's probe stamper, to stamp every packet (latency), or none. */
+  stampers?: readonly ProbeTx[];
+  /** Called after every burst sent (tests, traces). */
+  onBurst?: GenBurstHook;
+  /** Called after every burst sent, before the next: a loopback's rx is drained here. */
+  afterBurst?: () => void;
+  /**
+   * Float64 slots to count the packets sent and refused into as well, besides
+   * the sources' blocks (testpmd's forwarding-stream TX-packets and TX-dropped).
+   */
+  alsoCount?: { sent: number; dropped: number };
+}
+
+/**
+ * One tx queue's sender: its sources' bursts at their deadlines, and the
+ * account of every packet in each source's genTxStats block (heap, so the
+ * control plane reads it live). The paced loop of generate() and testpmd's
+ * gen forward mode both drive one; it allocates nothing per burst.
+ */
+export class GenSender {
+  private readonly f64: Float64Array;
+  private readonly burst: Burst;
+  private t0 = 0;
+
+  constructor(
+    private readonly target: Pick<GenTarget, 'heap' | 'mbufs'>,
+    private readonly pool: Mempool,
+    private readonly txq: TxQueue,
+    private readonly sources: readonly PacedSource[],
+    private readonly opts: SenderOptions,
+  ) {
+    this.f64 = target.heap.f64;
+    this.burst = target.heap.burst(opts.burst);
+  }
+
+  /** Starts the schedule at `t0` (nowNs()-like, the clock `step` is given). */
+  start(t0: number): void {
+    this.t0 = t0;
+    for (const c of this.opts.stats) this.f64[c + GENT_D_T0] = t0;
+  }
+
+  /**
+   * Sends every burst due by `clock.now()`, re-reading the clock after each
+   * (a sender catching up takes time too, and each departure is its own).
+   * @returns the next deadline, ns after t0 (Infinity: every source planned all it had)
+   */
+  step(now: () => number): number {
+    const f64 = this.f64;
+    const srcs = this.sources;
+    const stats = this.opts.stats;
+    let t = now() - this.t0;
+    let nextDeadline = Infinity;
+    for (let k = 0; k < srcs.length; k++) {
+      const src = srcs[k]!;
+      const c = stats[k]!;
+      while (f64[c + GENT_D_NEXT]! < src.planned) {
+        const d = src.pacer.deadline(f64[c + GENT_D_NEXT]!);
+        if (d > t) {
+          if (d < nextDeadline) nextDeadline = d;
+          break;
+        }
+        this.send(k, src, c, d, t);
+        t = now() - this.t0;
+      }
+    }
+    return nextDeadline;
+  }
+
+  private send(k: number, src: PacedSource, c: number, deadline: number, now: number): void {
+    const { f64, burst, pool, txq } = this;
+    const mbufs = this.target.mbufs;
+    const first = f64[c + GENT_D_NEXT]!;
+    const n = Math.min(this.opts.burst, src.planned - first);
+    f64[c + GENT_D_NEXT] = first + n;
+    if (pool.allocBulk(burst, n) === 0) {
+      f64[c + GENT_D_NO_MBUF] += n;
+      return;
+    }
+    let bytes = src.fill(burst, first, n);
+    if (this.opts.stampers) this.opts.stampers[k]!.stamp(burst, n);
+    const sent = txq.txBurst(burst, n);
+    if (sent < n) {
+      for (let i = sent; i < n; i++) bytes -= mbufs.pktLen(burst[i]!);
+      mbufs.freeBulk(burst, n - sent, sent);
+      f64[c + GENT_D_TX_DROPPED] += n - sent;
+    }
+    f64[c + GENT_D_SENT] += sent;
+    f64[c + GENT_D_BYTES] += bytes;
+    const also = this.opts.alsoCount;
+    if (also !== undefined) {
+      f64[also.sent] += sent;
+      f64[also.dropped] += n - sent;
+    }
+    const lateBy = now - deadline;
+    if (lateBy > this.opts.lateNs) f64[c + GENT_D_LATE] += n;
+    if (lateBy > f64[c + GENT_D_MAX_LATE_NS]!) f64[c + GENT_D_MAX_LATE_NS] = lateBy;
+    f64[c + GENT_D_LAST_DEPART_NS] = now;
+    this.opts.onBurst?.(k, first, n, deadline, now);
+    this.opts.afterBurst?.();
+  }
 }
 
 /**
@@ -240,11 +398,10 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
   const clock = opts.clock ?? monotonicClock;
   const durationNs = opts.duration === undefined ? Infinity : opts.duration * 1e9;
   const txq = ethdev.txQueue(opts.port ?? 0, opts.queue ?? 0);
-  const streams: RunStream[] = sources.map((src) => ({ ...src, next: 0, sent: 0, bytes: 0, txDropped: 0, noMbuf: 0, late: 0, maxLateNs: 0, lastDepartNs: 0 }));
-  const burst: Burst = heap.burst(burstSize);
+  const stats = sources.map(() => newGenTxStats(heap));
   // Latency: a stamper per stream, one checker polled between bursts on the rx port.
-  const stampers = opts.latency ? streams.map((_, k) => ProbeTx.create(heap, k)) : [];
-  const checker = opts.latency ? ProbeRx.create(heap, { streams: streams.length }) : null;
+  const stampers = opts.latency ? sources.map((_, k) => ProbeTx.create(heap, k)) : undefined;
+  const checker = opts.latency ? ProbeRx.create(heap, { streams: sources.length }) : null;
   const rxq = checker ? ethdev.rxQueue(opts.rxPort ?? opts.port ?? 0, 0) : null;
   const rxb: Burst = heap.burst(burstSize);
   /** Receives and checks one burst. @returns how many came */
@@ -256,66 +413,45 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
     }
     return n;
   };
+  const sender = new GenSender(target, pool, txq, sources, {
+    burst: burstSize,
+    lateNs,
+    stats,
+    ...(stampers ? { stampers, afterBurst: poll } : {}),
+    ...(opts.onBurst ? { onBurst: opts.onBurst } : {}),
+  });
+  const now = (): number => clock.now();
 
-  const send = (k: number, st: RunStream, deadline: number, now: number): void => {
-    const n = Math.min(burstSize, st.planned - st.next);
-    const first = st.next;
-    st.next += n;
-    if (pool.allocBulk(burst, n) === 0) {
-      st.noMbuf += n;
-      return;
-    }
-    let bytes = st.fill(burst, first, n);
-    if (checker) stampers[k]!.stamp(burst, n);
-    const sent = txq.txBurst(burst, n);
-    if (sent < n) {
-      for (let i = sent; i < n; i++) bytes -= mbufs.pktLen(burst[i]!);
-      mbufs.freeBulk(burst, n - sent, sent);
-      st.txDropped += n - sent;
-    }
-    st.sent += sent;
-    st.bytes += bytes;
-    const lateBy = now - deadline;
-    if (lateBy > lateNs) st.late += n;
-    if (lateBy > st.maxLateNs) st.maxLateNs = lateBy;
-    st.lastDepartNs = now;
-    opts.onBurst?.(k, first, n, deadline, now);
-  };
-
+  const periodNs = opts.onPeriod && opts.period !== undefined ? opts.period * 1e9 : Infinity;
+  let nextPeriod = periodNs;
+  let periods = 0;
   const t0 = clock.now();
+  sender.start(t0);
   let lastYield = 0;
-  let now = 0;
+  let t = 0;
   let interrupted = false;
   for (;;) {
-    now = clock.now() - t0;
+    t = clock.now() - t0;
     if (opts.signal?.aborted) {
       interrupted = true;
       break;
     }
-    if (now >= durationNs) break;
-    let nextDeadline = Infinity;
-    for (let k = 0; k < streams.length; k++) {
-      const st = streams[k]!;
-      while (st.next < st.planned) {
-        const d = st.pacer.deadline(st.next);
-        if (d > now) {
-          if (d < nextDeadline) nextDeadline = d;
-          break;
-        }
-        send(k, st, d, now);
-        // A loopback's ring must not fill while the sender catches up.
-        if (checker) poll();
-        // Each burst's departure is its own: a sender catching up takes time too.
-        now = clock.now() - t0;
-      }
-    }
+    if (t >= durationNs) break;
+    const nextDeadline = sender.step(now);
+    t = clock.now() - t0;
     if (checker) poll();
+    if (t >= nextPeriod) {
+      // The account as read now (counters and schedule both up to t); the next report stays on the period's grid.
+      opts.onPeriod!({ period: ++periods, elapsedNs: t, streams: sources.map((src, k) => streamReport(heap.f64, stats[k]!, src, t, tolerance)) });
+      nextPeriod = (Math.floor(t / periodNs) + 1) * periodNs;
+    }
     if (nextDeadline === Infinity) break;
-    const wait = nextDeadline - (clock.now() - t0);
+    // A sleep wakes for the next period's report too.
+    const wait = Math.min(nextDeadline, nextPeriod) - (clock.now() - t0);
     if (wait > SLEEP_ABOVE_NS) {
       await clock.sleep(wait - SLEEP_MARGIN_NS);
       lastYield = clock.now() - t0;
-    } else if (now - lastYield > YIELD_EVERY_NS) {
+    } else if (t - lastYield > YIELD_EVERY_NS) {
       await clock.sleep(0);
       lastYield = clock.now() - t0;
     }
@@ -328,15 +464,36 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
       else await clock.sleep(0);
     }
   }
-  const reports = streams.map((st) => report(st, interrupted ? Math.min(now, durationNs) : durationNs, tolerance));
-  if (checker) reports.forEach((r, k) => (r.latency = probeStreamStats([checker], k, stampers[k]!.sent)));
-  const kept = !interrupted && reports.every((r) => r.kept);
-  return { streams: reports, elapsedNs: endNs, kept, interrupted, verdict: verdict(reports, kept, interrupted, lateNs) };
+  const reports = sources.map((src, k) => streamReport(heap.f64, stats[k]!, src, interrupted ? Math.min(t, durationNs) : durationNs, tolerance));
+  if (checker) reports.forEach((r, k) => (r.latency = probeStreamStats([checker], k, stampers![k]!.sent)));
+  return runReport(reports, endNs, interrupted, lateNs);
 }
 
-function report(st: RunStream, stopNs: number, tolerance: number): GenStreamReport {
+/** The run's account from its streams'. */
+export function runReport(reports: GenStreamReport[], elapsedNs: number, interrupted: boolean, lateNs: number): GenReport {
+  const kept = !interrupted && reports.every((r) => r.kept);
+  return { streams: reports, elapsedNs, kept, interrupted, verdict: verdict(reports, kept, interrupted, lateNs) };
+}
+
+/**
+ * One stream's report from its genTxStats block at `c` (Float64 slot):
+ * asked against achieved over the schedule up to `stopNs` (ns after the
+ * sender's start; Infinity: the schedule's end), and whether it was kept.
+ */
+export function streamReport(f64: Float64Array, c: number, src: Pick<PacedSource, 'name' | 'pacer' | 'planned'>, stopNs: number, tolerance: number): GenStreamReport {
+  const st = {
+    name: src.name,
+    pacer: src.pacer,
+    sent: f64[c + GENT_D_SENT]!,
+    bytes: f64[c + GENT_D_BYTES]!,
+    txDropped: f64[c + GENT_D_TX_DROPPED]!,
+    noMbuf: f64[c + GENT_D_NO_MBUF]!,
+    late: f64[c + GENT_D_LATE]!,
+    maxLateNs: f64[c + GENT_D_MAX_LATE_NS]!,
+    lastDepartNs: f64[c + GENT_D_LAST_DEPART_NS]!,
+  };
   // The schedule's span: up to the stop (duration or interrupt), or to the deadline after the last packet of a count.
-  let planned = st.planned;
+  let planned = src.planned;
   let spanNs: number;
   if (stopNs !== Infinity && countBefore(st.pacer, stopNs) <= planned) {
     planned = countBefore(st.pacer, stopNs);

@@ -33,8 +33,44 @@ export interface RampPattern {
   over: number;
 }
 
+/**
+ * Poisson departures: exponential gaps of mean 1 / rate, drawn from a hash of
+ * the packet's index and `seed`, so a schedule is repeatable and packet i's
+ * deadline does not depend on the order deadlines are asked in.
+ */
+export interface PoissonPattern {
+  /** 'poisson'. */
+  kind: 'poisson';
+  /** Seed of the gaps (u32, default 1): the same seed, the same departures. */
+  seed?: number;
+}
+
+/** One step of a user schedule: `rate` (0: silent) for `for` seconds. */
+export interface ScheduleStep {
+  /** Seconds the step lasts. */
+  for: number;
+  /** The rate during the step (as the stream's rate is written), or 0 for silence. */
+  rate: string | number;
+}
+
+/**
+ * A user schedule: piecewise-constant rates, step after step; after the last
+ * step the schedule starts again (`loop`) or holds the last step's rate.
+ */
+export interface SchedulePattern {
+  /** 'schedule'. */
+  kind: 'schedule';
+  /** The steps, in order; at least one with a rate above 0. */
+  steps: readonly ScheduleStep[];
+  /** Repeat the steps after the last one (default false: hold the last rate). */
+  loop?: boolean;
+}
+
 /** How a stream's rate varies over the run. */
-export type PatternSpec = ConstantPattern | BurstPattern | RampPattern;
+export type PatternSpec = ConstantPattern | BurstPattern | RampPattern | PoissonPattern | SchedulePattern;
+
+/** Pattern kinds, for messages. */
+export const PATTERN_KINDS = 'constant, burst, ramp, poisson or schedule';
 
 /** A stream's deadlines. */
 export interface Pacer {
@@ -126,7 +162,122 @@ export function makePacer(pps: number, pattern: PatternSpec | undefined, meanLen
         deadline: (i) => (i === 0 ? 0 : i <= rampN ? (2 * i) / (from + Math.sqrt(from * from + 2 * b * i)) : over + (i - rampN) / to),
       };
     }
+    case 'poisson':
+      return poissonPacer(pps, p.seed === undefined ? 1 : u32Seed(p.seed, `${what}: pattern.seed`));
+    case 'schedule':
+      return schedulePacer(p, meanLen, what);
     default:
-      throw new ArgError(`${what}: pattern kind ${JSON.stringify((p as { kind: unknown }).kind)} must be constant, burst or ramp`);
+      throw new ArgError(`${what}: pattern kind ${JSON.stringify((p as { kind: unknown }).kind)} must be ${PATTERN_KINDS}`);
   }
+}
+
+function u32Seed(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new ArgError(`${what}: ${JSON.stringify(v)} must be an integer in [0, 2^32)`);
+  return v;
+}
+
+/** Poisson deadlines are prefix sums of gaps; one is kept every 2^CHECKPOINT_SHIFT packets. */
+const CHECKPOINT_SHIFT = 10;
+const CHECKPOINT = 1 << CHECKPOINT_SHIFT;
+
+/**
+ * A uniform in (0, 1] from packet `i` and `seed`: a 32-bit finaliser
+ * (murmur3's fmix32) of the index mixed with the seed, so gap i is the same
+ * whichever deadline is asked first. i is folded to 53 bits by its high word.
+ */
+function uniform(i: number, seed: number): number {
+  let h = (i >>> 0) ^ Math.imul(Math.floor(i / 4294967296) ^ seed, 0x9e3779b1);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  h ^= h >>> 16;
+  return ((h >>> 0) + 1) / 4294967296;
+}
+
+/**
+ * deadline(i) = the sum of gaps 0..i-1, gap j = -ln(U_j) / rate. Prefix sums
+ * are kept at every CHECKPOINT-th packet and a cursor remembers the last
+ * deadline asked, so the send loop (asking in order) costs one gap a packet
+ * and a random ask (countBefore's bisection) at most CHECKPOINT gaps. The
+ * checkpoint table grows by doubling: no allocation per packet.
+ */
+function poissonPacer(pps: number, seed: number): Pacer {
+  const mean = 1e9 / pps;
+  const gap = (j: number): number => -Math.log(uniform(j, seed)) * mean;
+  let cps = new Float64Array(1024); // cps[k] = deadline(k * CHECKPOINT)
+  let nCps = 1;
+  let curI = 0;
+  let curT = 0;
+  const extendTo = (k: number): void => {
+    while (nCps <= k) {
+      if (nCps === cps.length) {
+        const bigger = new Float64Array(cps.length * 2);
+        bigger.set(cps);
+        cps = bigger;
+      }
+      let t = cps[nCps - 1]!;
+      for (let j = (nCps - 1) * CHECKPOINT, end = nCps * CHECKPOINT; j < end; j++) t += gap(j);
+      cps[nCps++] = t;
+    }
+  };
+  return {
+    deadline: (i) => {
+      if (i < curI || i - curI >= CHECKPOINT) {
+        const k = Math.floor(i / CHECKPOINT);
+        extendTo(k);
+        curI = k * CHECKPOINT;
+        curT = cps[k]!;
+      }
+      for (; curI < i; curI++) curT += gap(curI);
+      return curT;
+    },
+  };
+}
+
+/**
+ * A user schedule: N(t), packets due by t, is piecewise linear; deadline(i)
+ * is its inverse on the step that holds packet i. Silent steps add time and
+ * no packets. Looping adds whole periods.
+ */
+function schedulePacer(p: SchedulePattern, meanLen: number, what: string): Pacer {
+  if (!Array.isArray(p.steps) || p.steps.length === 0) throw new ArgError(`${what}: pattern.steps: give at least one {for, rate} step`);
+  const n = p.steps.length;
+  const startNs = new Float64Array(n + 1); // step k starts at startNs[k]
+  const startPkt = new Float64Array(n + 1); // and packet startPkt[k]
+  const rate = new Float64Array(n); // packets per ns
+  p.steps.forEach((step, k) => {
+    const where = `${what}: pattern.steps[${k}]`;
+    if (typeof step !== 'object' || step === null) throw new ArgError(`${where}: not an object`);
+    const dur = seconds(step.for, `${where}.for`) * 1e9;
+    rate[k] = step.rate === 0 || step.rate === '0' ? 0 : parseRate(step.rate, meanLen, `${where}.rate`) / 1e9;
+    startNs[k + 1] = startNs[k]! + dur;
+    startPkt[k + 1] = startPkt[k]! + rate[k]! * dur;
+  });
+  const loop = p.loop === true;
+  const periodNs = startNs[n]!;
+  const periodPkt = startPkt[n]!;
+  if (periodPkt === 0) throw new ArgError(`${what}: pattern.steps: every step is silent`);
+  if (!loop && rate[n - 1] === 0) throw new ArgError(`${what}: pattern.steps: the last step is held after the schedule, so it may not be silent (or set loop)`);
+  let k = 0; // the step of the last deadline asked: the send loop asks in order
+  const within = (j: number): number => {
+    // The step holding packet j (0 ≤ j < periodPkt): the first with startPkt[k + 1] > j and a rate.
+    if (j < startPkt[k]! || j >= startPkt[k + 1]! || rate[k] === 0) {
+      let lo = 0;
+      let hi = n - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (startPkt[mid + 1]! > j) hi = mid;
+        else lo = mid + 1;
+      }
+      k = lo;
+    }
+    return startNs[k]! + (j - startPkt[k]!) / rate[k]!;
+  };
+  return {
+    deadline: (i) => {
+      if (i < periodPkt) return within(i);
+      if (!loop) return periodNs + (i - periodPkt) / rate[n - 1]!;
+      const whole = Math.floor(i / periodPkt);
+      return whole * periodNs + within(i - whole * periodPkt);
+    },
+  };
 }

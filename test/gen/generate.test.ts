@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { init } from '../../src/api/eal.js';
-import { generate } from '../../src/gen/generate.js';
-import { portUp } from '../helpers.js';
+import { generate, type GenPeriodReport } from '../../src/gen/generate.js';
+import { assertFull, portUp } from '../helpers.js';
 import { fakeClock } from './clock.js';
 
 async function withEal(vdev: string, fn: (eal: ReturnType<typeof init>) => Promise<void>): Promise<void> {
@@ -100,5 +100,47 @@ describe('gen --latency: a probe in every packet', () => {
       }
       assert.deepEqual(r.streams.map((s) => s.sent), [1000, 500]);
     });
+  });
+});
+
+describe('generate: live reports every period', () => {
+  it('each period reports the packets sent by then against the schedule by then, and they add up to the final report', async () => {
+    const eal = init({ lcores: [0], vdevs: ['net_null0'], mbufs: 2047, memory: 8 << 20 });
+    try {
+      portUp(eal.ethdev, eal.pool, 0);
+      const departures: number[] = [];
+      const periods: GenPeriodReport[] = [];
+      const report = await generate(eal, {
+        streams: [{ rate: '1Mpps' }],
+        duration: 1e-3,
+        burst: 8,
+        period: 2.5e-4,
+        clock: fakeClock(),
+        onBurst: (_s, _first, n, _d, departNs) => {
+          for (let i = 0; i < n; i++) departures.push(departNs);
+        },
+        onPeriod: (p) => periods.push(p),
+      });
+      assert.deepEqual(
+        periods.map((p) => p.period),
+        [1, 2, 3],
+        'a report at 0.25, 0.5 and 0.75 ms; the run ends at 1 ms with the final report',
+      );
+      let last = 0;
+      for (const p of periods) {
+        const st = p.streams[0]!;
+        assert.ok(p.elapsedNs >= p.period * 2.5e5 && p.elapsedNs < (p.period + 1) * 2.5e5, `period ${p.period} read at ${p.elapsedNs} ns`);
+        assert.equal(st.sent, departures.filter((d) => d <= p.elapsedNs).length, `period ${p.period}: sent by then`);
+        assert.equal(st.planned, Math.ceil(p.elapsedNs / 1000), `period ${p.period}: the schedule by then`);
+        assert.ok(st.sent >= last);
+        last = st.sent;
+      }
+      assert.equal(report.streams[0]!.sent, 1000);
+      assert.ok(last < 1000);
+      await assert.rejects(generate(eal, { streams: [{}], count: 1, period: 0 }), /gen: period 0 must be a positive number of seconds/);
+      assertFull(eal.pool);
+    } finally {
+      await eal.close();
+    }
   });
 });

@@ -4,13 +4,13 @@
  * `--replay` plays a capture instead. Prints a per-stream account and one
  * verdict line; exits 3 when the asked rate was not kept.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { init } from '../../api/eal.js';
 import { ArgError } from '../../errors.js';
-import { fmtPps, generate, type GenReport, type GenStreamSpec } from '../../gen/generate.js';
+import { fmtPps, generate, type GenPeriodReport, type GenReport, type GenStreamSpec } from '../../gen/generate.js';
+import { searchRate, type SearchReport, type SearchTrial } from '../../gen/search.js';
 import { replay } from '../../gen/replay.js';
-import type { SizeSpec } from '../../gen/stream.js';
+import { readStreams, sizeOf } from '../../gen/spec-file.js';
 
 export const GEN_USAGE = `Usage: dpkit gen [EAL options --] [options]
 
@@ -39,8 +39,18 @@ Options:
   --late-us N          a burst later than this is late (default 100)
   --latency            a probe in every packet (last 16 bytes): latency, loss,
                        duplicates and reordering of what comes back on --rx-port
-  --rx-port P          with --latency: where packets come back (default the tx
-                       port: a loopback such as net_ring0)
+  --rx-port P          with --latency or --search: where packets come back
+                       (default the tx port: a loopback such as net_ring0)
+  --period S           a live report every S seconds (a line per stream; with
+                       --json one JSON object a line, NDJSON, the final report last)
+  --search ndr|pdr     RFC 2544 throughput search: binary search on the rate for
+                       the highest with no loss (ndr) or loss up to --loss-ratio
+                       (pdr), counted on --rx-port after each trial's traffic stopped
+  --search-max R       the highest rate tried, first (required with --search)
+  --search-min R       the lowest rate worth a trial (default: the resolution)
+  --resolution R       stop when pass and fail are this close (default 1 % of max)
+  --trial S            seconds a trial sends (default 1)
+  --loss-ratio X       pdr: the loss a passing trial may have (default 0.005)
   --datapath wasm|ts   kernels or their TypeScript twins (default wasm)
   --json               print the report as JSON
   -h, --help           this text
@@ -48,7 +58,25 @@ Options:
 
 interface GenCli {
   json: boolean;
-  report: GenReport;
+  /** A generator run's report, or a search's. */
+  report: GenReport | SearchReport;
+  /** Live lines were printed (--period, --search): the final report is a line too. */
+  lines: boolean;
+}
+
+/** Writes one NDJSON line. */
+function line(o: object): void {
+  process.stdout.write(JSON.stringify(o) + '\n');
+}
+
+/** A live report as text: a line per stream. */
+function periodText(p: GenPeriodReport): string {
+  return p.streams.map((s) => `[${(p.elapsedNs / 1e9).toFixed(3)} s] ${s.name.padEnd(12)} asked ${fmtPps(s.askedPps)}  achieved ${fmtPps(s.achievedPps)}  sent ${s.sent}/${s.planned}  tx-dropped ${s.txDropped}  late ${s.late}\n`).join('');
+}
+
+/** A search trial as text. */
+function trialText(t: SearchTrial): string {
+  return `trial ${t.trial}: ${fmtPps(t.ratePps).padStart(14)}  offered ${t.offered}  received ${t.received}  lost ${t.lost} (${(t.lossRatio * 100).toFixed(4)} %)  ${t.pass ? 'pass' : t.generatorKept ? 'FAIL' : 'FAIL (the generator did not keep the rate)'}\n`;
 }
 
 function num(v: string | undefined, what: string, integer = false): number | undefined {
@@ -56,32 +84,6 @@ function num(v: string | undefined, what: string, integer = false): number | und
   const n = Number(v);
   if (v.trim() === '' || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new ArgError(`gen: --${what} ${v}: must be a positive ${integer ? 'integer' : 'number'}`);
   return n;
-}
-
-function sizeOf(v: string | undefined): SizeSpec | undefined {
-  if (v === undefined) return undefined;
-  if (v === 'imix') return 'imix';
-  const m = /^(\d+)(?:-(\d+))?$/.exec(v);
-  if (!m) throw new ArgError(`gen: --size ${v}: expected N, MIN-MAX or imix`);
-  return m[2] === undefined ? Number(m[1]) : { min: Number(m[1]), max: Number(m[2]) };
-}
-
-function readStreams(file: string): GenStreamSpec[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new ArgError(`gen: --stream ${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new ArgError(`gen: --stream ${file}: not JSON: ${(e as Error).message}`);
-  }
-  const list = Array.isArray(v) ? v : [v];
-  if (list.some((s) => typeof s !== 'object' || s === null || Array.isArray(s))) throw new ArgError(`gen: --stream ${file}: a stream is an object`);
-  return list as GenStreamSpec[];
 }
 
 /** Runs `dpkit gen`. @returns the report and whether to print JSON */
@@ -111,6 +113,13 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
         datapath: { type: 'string' },
         latency: { type: 'boolean' },
         'rx-port': { type: 'string' },
+        period: { type: 'string' },
+        search: { type: 'string' },
+        'search-max': { type: 'string' },
+        'search-min': { type: 'string' },
+        resolution: { type: 'string' },
+        trial: { type: 'string' },
+        'loss-ratio': { type: 'string' },
         json: { type: 'boolean' },
       },
     }).values;
@@ -124,13 +133,26 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
   const duration = num(v.duration, 'duration') ?? (count === undefined ? 10 : undefined);
   const port = v.port === undefined ? 0 : Number(v.port);
   if (!Number.isInteger(port) || port < 0) throw new ArgError(`gen: --port ${v.port}: must be a port number`);
-  const streams = v.stream ? v.stream.flatMap(readStreams) : [{ ...(v.size !== undefined ? { size: sizeOf(v.size)! } : {}) }];
+  const streams = v.stream ? v.stream.flatMap((f) => readStreams(f)) : [{ ...(v.size !== undefined ? { size: sizeOf(v.size)! } : {}) }];
   const tolerance = v.tolerance === undefined ? undefined : Number(v.tolerance);
   if (tolerance !== undefined && !(tolerance >= 0 && tolerance < 1)) throw new ArgError(`gen: --tolerance ${v.tolerance}: must be in [0, 1)`);
   const lateUs = num(v['late-us'], 'late-us');
   const rxPort = v['rx-port'] === undefined ? port : Number(v['rx-port']);
   if (!Number.isInteger(rxPort) || rxPort < 0) throw new ArgError(`gen: --rx-port ${v['rx-port']}: must be a port number`);
-  if (v['rx-port'] !== undefined && !v.latency) throw new ArgError('gen: --rx-port goes with --latency');
+  const search = v.search;
+  if (search !== undefined && search !== 'ndr' && search !== 'pdr') throw new ArgError(`gen: --search ${search}: must be ndr or pdr`);
+  if (v['rx-port'] !== undefined && !v.latency && search === undefined) throw new ArgError('gen: --rx-port goes with --latency or --search');
+  const searchOnly = ['search-max', 'search-min', 'resolution', 'trial', 'loss-ratio'] as const;
+  if (search === undefined && searchOnly.some((k) => v[k] !== undefined)) throw new ArgError(`gen: --${searchOnly.find((k) => v[k] !== undefined)} goes with --search`);
+  if (search !== undefined) {
+    if (v['search-max'] === undefined) throw new ArgError('gen: --search needs --search-max (the highest rate to try)');
+    if (v.rate !== undefined || v.count !== undefined || v.duration !== undefined || v.latency || v.replay !== undefined) throw new ArgError('gen: --search sets the rate and the trial length: drop --rate, --count, --duration, --latency and --replay');
+  }
+  if (search === 'ndr' && v['loss-ratio'] !== undefined) throw new ArgError('gen: --loss-ratio goes with --search pdr (ndr allows no loss)');
+  const lossRatio = v['loss-ratio'] === undefined ? undefined : Number(v['loss-ratio']);
+  if (lossRatio !== undefined && !(lossRatio >= 0 && lossRatio < 1)) throw new ArgError(`gen: --loss-ratio ${v['loss-ratio']}: must be in [0, 1)`);
+  const period = num(v.period, 'period');
+  const json = v.json === true;
 
   const hasVdev = ealArgs.some((a) => a === '--vdev' || a.startsWith('--vdev='));
   const eal = init([...ealArgs, ...(hasVdev ? [] : ['--vdev', 'net_null0'])], { mbufs: 8191, datapath: v.datapath as 'wasm' | 'ts' | undefined });
@@ -144,7 +166,7 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
     eal.ethdev.rxQueueSetup(port, 0, 0, eal.pool);
     eal.ethdev.txQueueSetup(port, 0, 0);
     eal.ethdev.start(port);
-    if (v.latency && rxPort !== port) {
+    if ((v.latency || search !== undefined) && rxPort !== port) {
       if (!eal.ethdev.portIds().includes(rxPort)) throw new ArgError(`gen: --rx-port ${rxPort}: no such port`);
       eal.ethdev.configure(rxPort, 1, 1);
       eal.ethdev.rxQueueSetup(rxPort, 0, 0, eal.pool);
@@ -159,13 +181,27 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
       ...(lateUs !== undefined ? { lateNs: lateUs * 1000 } : {}),
       signal: stop.signal,
       ...(v.latency ? { latency: true, rxPort } : {}),
+      ...(period !== undefined ? { period, onPeriod: (p: GenPeriodReport) => (json ? line({ type: 'period', ...p }) : process.stdout.write(periodText(p))) } : {}),
     };
-    const report =
-      v.replay !== undefined
+    const report: GenReport | SearchReport =
+      search !== undefined
+        ? await searchRate(eal, {
+            ...common,
+            rxPort,
+            streams: streams as GenStreamSpec[],
+            search,
+            maxRate: v['search-max']!,
+            ...(v['search-min'] !== undefined ? { minRate: v['search-min'] } : {}),
+            ...(v.resolution !== undefined ? { resolution: v.resolution } : {}),
+            ...(v.trial !== undefined ? { trial: num(v.trial, 'trial')! } : {}),
+            ...(lossRatio !== undefined ? { lossRatio } : {}),
+            onTrial: (t) => (json ? line({ type: 'trial', ...t }) : process.stdout.write(trialText(t))),
+          })
+        : v.replay !== undefined
         ? await replay(eal, { ...common, file: v.replay, speed: num(v.speed, 'speed') ?? 1, loops: num(v.loops, 'loops', true) ?? 1 })
         : await generate(eal, { ...common, streams, ...(v.rate !== undefined ? { rate: v.rate } : {}), ...(count !== undefined ? { count } : {}) });
     for (const p of new Set([port, rxPort])) if (eal.ethdev.isStarted(p)) eal.ethdev.stop(p);
-    return { json: v.json === true, report };
+    return { json, report, lines: period !== undefined || search !== undefined };
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -195,8 +231,16 @@ export async function genMain(argv: string[]): Promise<number> {
     process.stdout.write(GEN_USAGE);
     return 0;
   }
-  const { json, report } = await runGen(argv);
-  process.stdout.write(json ? JSON.stringify(report, null, 2) + '\n' : reportText(report));
+  const { json, report, lines } = await runGen(argv);
+  // With live lines (--period, --search) the final report is one line too, so the output stays NDJSON.
+  if ('search' in report) {
+    if (json) line({ type: 'search', ...report, trials: undefined });
+    else process.stdout.write(report.verdict + '\n');
+    if (report.found) return 0;
+    process.stderr.write(`dpkit gen: ${report.verdict}\n`);
+    return 3;
+  }
+  process.stdout.write(json ? (lines ? JSON.stringify({ type: 'report', ...report }) : JSON.stringify(report, null, 2)) + '\n' : reportText(report));
   if (!report.kept && !report.interrupted) {
     process.stderr.write(`dpkit gen: ${report.verdict}\n`);
     return 3;

@@ -40,6 +40,8 @@ export interface StreamJob {
   stats: number;
   txMac: Uint8Array;
   peerMac: Uint8Array;
+  /** The stream's number among all forwarding streams. */
+  index: number;
   /** --record-burst-stats: first Float64 slots of the stream's rx and tx burstSpread blocks. */
   rxSpread?: number;
   txSpread?: number;
@@ -120,6 +122,7 @@ const streams: FwdStream[] = job.streams.map((s) => ({
   stats: s.stats,
   txMac: s.txMac,
   peerMac: s.peerMac,
+  index: s.index,
 }));
 const ctx: FwdContext = { heap, mb: new Mbufs(heap), pool, burst: heap.burst(MAX_PKT_BURST), config: job.config };
 const makeEngine = async () => {

@@ -103,6 +103,7 @@ async function forward(pmd: Testpmd, opts: TestpmdOptions, log: (line: string) =
       lcores: pmd.fwdLcoreIds().map((lcore) => ({ lcore, cpu: pmd.cpuOfLcore.get(lcore) ?? null, gc: pmd.gcOfLcore.get(lcore) ?? null })),
       ports: [...ports].map(([port, s]) => ({ port, ...s, nic: pmd.ethdev.stats(port) })),
       streams: pmd.streamStats().map(({ stats: _slot, ...s }) => s),
+      ...(pmd.genReport() ? { gen: pmd.genReport() } : {}),
       total,
       mpps: { rx: seconds > 0 ? total.rxPackets / seconds / 1e6 : 0, tx: seconds > 0 ? total.txPackets / seconds / 1e6 : 0 },
     };
@@ -148,7 +149,9 @@ async function untilStopped(pmd: Testpmd, opts: TestpmdOptions, log: (line: stri
       sampler?.sample();
       periodic = setInterval(() => {
         // --json: one object per period on stdout (JSON lines), the text still on stderr.
-        if (sampler) process.stdout.write(JSON.stringify({ period: true, ...sampler.sample() }) + '\n');
+        // gen: each stream's account so far rides along (asked against achieved, live).
+        const gen = pmd.genReport();
+        if (sampler) process.stdout.write(JSON.stringify({ period: true, ...sampler.sample(), ...(gen ? { gen: gen.streams } : {}) }) + '\n');
         const clear = out.isTTY ? '\x1b[2J\x1b[1;1H' : '';
         log(`${clear}\nPort statistics ====================================\n${pmd.portStatsText()}`);
       }, opts.statsPeriod * 1000);

@@ -7,7 +7,8 @@ import { ArgError } from '../../errors.js';
 import { detectedCpus, type CpuMap } from '../../eal/affinity.js';
 import { parseEalArgs, type EalAppHint } from '../../eal/options.js';
 import { parseMac } from '../../net/ether.js';
-import { MAX_PKT_BURST } from '../../fwd/engine.js';
+import { MAX_PKT_BURST, type GenFwdConfig } from '../../fwd/engine.js';
+import { readStreams, sizeOf } from '../../gen/spec-file.js';
 import { macswapStudy, parseVariant, studiesUsage, type EngineVariants } from '../../fwd/variants.js';
 
 export type PortTopology = 'paired' | 'chained' | 'loop';
@@ -56,6 +57,8 @@ export interface TestpmdOptions {
   datapath: 'wasm' | 'ts';
   /** dpkit: the arm of each study the engines run (src/fwd/variants.ts), e.g. macswap's from --macswap-kernel. */
   variants: EngineVariants;
+  /** dpkit: the gen forward mode's streams and settings (--gen-*). */
+  gen: Pick<GenFwdConfig, 'streams' | 'rate' | 'count' | 'latency'>;
   /** One line each: options accepted for compatibility that change nothing here. */
   notes: string[];
   /** Observability (src/apps/testpmd/observe.ts): telemetry socket, metrics, dashboard, cycles. */
@@ -95,7 +98,7 @@ EAL options:
 testpmd options:
   -i, --interactive      interactive prompt
   -a, --auto-start       start forwarding at once (with -i)
-  --forward-mode=MODE    io mac macswap 5tswap rxonly txonly flowgen icmpecho csum rxprobe
+  --forward-mode=MODE    io mac macswap 5tswap rxonly txonly flowgen icmpecho csum rxprobe gen
                          or a user engine module: ./engine.js, ./engine.ts
   --nb-cores=N           forwarding lcores (default 1)
   --rxq=N --txq=N        queues per port (default 1)
@@ -127,6 +130,12 @@ dpkit options:
   --web=[HOST:]PORT      live dashboard page (HOST default 127.0.0.1)
   --file-prefix P / --no-telemetry (EAL): DPDK telemetry v2 socket at
                          /var/run/dpdk/P/dpdk_telemetry.v2 (dpdk-telemetry.py -f P)
+  --gen-rate=R           gen: rate of streams that name none (default 1Mpps; pps, kpps, Mpps, Mbps...)
+  --gen-size=N|A-B|imix  gen: packet bytes of the default stream (default 64)
+  --gen-stream=FILE      gen: streams from a JSON file (repeatable; docs/gen.md), split over
+                         the forwarding streams, so over --nb-cores lcores
+  --gen-count=N          gen: packets per stream, then it stops sending
+  --gen-latency          gen: a probe in every packet, checked on the streams' rx queues
   --tx-first-bursts=N    with --tx-first, N bursts per stream (start tx_first N), e.g. to fill
                          a loop of cabled net_nicsim ports
 Study arms (docs/glossary.md, "The studies"; the default is the measured winner):
@@ -172,6 +181,11 @@ const TESTPMD_OPTIONS = {
   web: { type: 'string' },
   'record-core-cycles': { type: 'boolean' },
   'record-burst-stats': { type: 'boolean' },
+  'gen-rate': { type: 'string' },
+  'gen-size': { type: 'string' },
+  'gen-stream': { type: 'string', multiple: true },
+  'gen-count': { type: 'string' },
+  'gen-latency': { type: 'boolean' },
   ...Object.fromEntries(TESTPMD_IGNORED.map((k) => [k, { type: 'boolean' as const }])),
 } as const;
 
@@ -256,6 +270,12 @@ export function parseTestpmdArgs(argv: string[], cpus: number[] = detectedCpus()
     json: a['json'] === true,
     datapath,
     variants,
+    gen: {
+      streams: a['gen-stream'] ? (a['gen-stream'] as string[]).flatMap((f) => readStreams(f, 'testpmd: --gen-stream')) : [str('gen-size') === undefined ? {} : { size: sizeOf(str('gen-size'), 'testpmd: --gen-size')! }],
+      rate: str('gen-rate') ?? '1Mpps',
+      ...(str('gen-count') === undefined ? {} : { count: int('--gen-count', str('gen-count')!, 1, Number.MAX_SAFE_INTEGER) }),
+      latency: a['gen-latency'] === true,
+    },
     notes,
     observe: {
       filePrefix,

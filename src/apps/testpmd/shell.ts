@@ -11,6 +11,8 @@
 import { createInterface } from 'node:readline';
 import { DpkitError } from '../../errors.js';
 import { engines } from '../../fwd/index.js';
+import { parseRate } from '../../gen/pacer.js';
+import { sizeOf } from '../../gen/spec-file.js';
 import { isEnginePath } from '../../api/user-engine.js';
 import { deviceInfoBlock, portInfoBlock, portSummary, xstatsBlock } from './display.js';
 import { HELP_BRIEF, HELP_SECTIONS, helpText } from './help.js';
@@ -67,6 +69,21 @@ const COMMANDS: Command[] = [
     stopped(p);
     if ((l as number[]).some((n) => n === 0)) throw new DpkitError('EINVAL', 'Bad arguments');
     p.config.txPkts = l as number[];
+  }),
+  // gen: read by the lcores of the next start; a bad value is refused here, in one line.
+  cmd('set gen rate #word', (p, [r], log) => {
+    stopped(p);
+    parseRate(r as string, 64, 'set gen rate');
+    p.config.gen.rate = r as string;
+    log(`gen: rate of streams that name none set to ${r as string}`);
+  }),
+  cmd('set gen size #word', (p, [v]) => {
+    stopped(p);
+    p.config.gen.streams = [{ size: sizeOf(v as string, 'set gen size')! }];
+  }),
+  cmd('set gen latency on|off', (p, [on]) => {
+    stopped(p);
+    p.config.gen.latency = on === 'on';
   }),
   cmd('set nbcore #n', (p, [n]) => p.setNbCores(n as number)),
   cmd('set nbport #n', (p, [n]) => p.setNbPorts(n as number)),

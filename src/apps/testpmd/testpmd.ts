@@ -16,6 +16,9 @@ import { Mempool } from '../../mem/mempool.js';
 import { defaultPeerMac, formatMac, parseMac } from '../../net/ether.js';
 import type { DevInfo } from '../../ethdev/driver.js';
 import { ProbeRx, probeStreamStats } from '../../gen/probe.js';
+import { fmtPps, newGenTxStats, planStreams, runReport, streamReport, type GenReport, type PlannedStream } from '../../gen/generate.js';
+import { GEN_TX_STATS_SIZE, GENT_D_LAST_DEPART_NS, GENT_D_T0 } from '../../gen/gen-layout.js';
+import { nowNs } from '../../eal/clock.js';
 import { RXPROBE_STREAMS } from '../../fwd/rxprobe.js';
 import { FS_PROBE } from '../../fwd/fwd-layout.js';
 import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, type FwdPortStats, type Throughput } from './display.js';
@@ -33,6 +36,8 @@ export interface StreamConf {
   txQueue: number;
   /** First Float64 slot of the stream's counters in the heap. */
   stats: number;
+  /** The stream's number among all forwarding streams (testpmd's stream id). */
+  index: number;
 }
 
 /** testpmd's fwd_topology_tx_port_get: where port index `rxp` of `n` sends. */
@@ -54,8 +59,8 @@ export function txPortOf(rxp: number, n: number, topology: PortTopology): number
  * lcores, the last lcores taking one extra when they do not divide evenly.
  * @returns the streams of each forwarding lcore, in order.
  */
-export function fwdStreams(ports: number[], nbQueues: number, topology: PortTopology, nbCores: number): Omit<StreamConf, 'stats'>[][] {
-  const streams: Omit<StreamConf, 'stats'>[] = [];
+export function fwdStreams(ports: number[], nbQueues: number, topology: PortTopology, nbCores: number): Omit<StreamConf, 'stats' | 'index'>[][] {
+  const streams: Omit<StreamConf, 'stats' | 'index'>[] = [];
   for (let q = 0; q < nbQueues; q++) {
     for (let i = 0; i < ports.length; i++) {
       streams.push({ rxPort: ports[i]!, rxQueue: q, txPort: ports[txPortOf(i, ports.length, topology)]!, txQueue: q });
@@ -64,7 +69,7 @@ export function fwdStreams(ports: number[], nbQueues: number, topology: PortTopo
   const nbFc = Math.min(nbCores, streams.length);
   const per = Math.floor(streams.length / nbFc);
   const extra = streams.length % nbFc;
-  const out: Omit<StreamConf, 'stats'>[][] = [];
+  const out: Omit<StreamConf, 'stats' | 'index'>[][] = [];
   let at = 0;
   for (let lc = 0; lc < nbFc; lc++) {
     const n = lc < nbFc - extra ? per : per + 1;
@@ -123,6 +128,12 @@ export class Testpmd {
   /** Port counters at the last `show port stats` (for "since last show" throughput). */
   private showBase = new Map<number, PortBase>();
   private streamSlots: number[] = [];
+  /** gen: each gen stream's genTxStats block (reused across starts). */
+  private genSlots: number[] = [];
+  /** gen: the last start's streams, planned on this thread to read their accounts, and the port each leaves by. */
+  private genPlan: { txPort: number; p: PlannedStream }[] = [];
+  /** gen: when the last forwarding stopped (nowNs()); undefined while it runs. */
+  private genStoppedAt: number | undefined;
   /** Stream counters at the last `clear fwd stats all`, by first slot. */
   private slotBase = new Map<number, Float64Array>();
   private closed = false;
@@ -177,6 +188,7 @@ export class Testpmd {
       flowgenFlows: opts.flowgenFlows,
       variants: opts.variants,
       txOffloads: opts.txOffloads,
+      gen: { ...defaultFwdConfig().gen, ...opts.gen },
     };
     if (opts.txIp) [this.config.txIpSrc, this.config.txIpDst] = opts.txIp;
     if (opts.txUdp) [this.config.txUdpSrc, this.config.txUdpDst] = opts.txUdp;
@@ -241,10 +253,11 @@ export class Testpmd {
     this.streams = perLcore.map((list) =>
       list.map((s) => {
         if (k >= this.streamSlots.length) this.streamSlots.push(this.heap.reserve(FS_SLOTS * 8, 64, 'stream stats') >>> 3);
-        const stats = this.streamSlots[k++]!;
+        const index = k++;
+        const stats = this.streamSlots[index]!;
         this.heap.f64.fill(0, stats, stats + FS_SLOTS);
         this.slotBase.delete(stats);
-        return { ...s, stats };
+        return { ...s, stats, index };
       }),
     );
   }
@@ -309,6 +322,8 @@ export class Testpmd {
     if (this.lcores) throw new ArgError('Packet forwarding already started');
     this.checkEngine(txFirst);
     this.buildStreams();
+    if (this.forwardMode === 'gen') this.prepareGen();
+    else this.genPlan = [];
     for (const p of this.ports) this.fwdBase.set(p, this.ethdev.stats(p));
     this.log(this.fwdConfigText());
     this.log('\n' + this.fwdParamsText());
@@ -440,6 +455,60 @@ export class Testpmd {
     return [burstStatsLine('RX', sum(0, (s) => s.rxPort)), burstStatsLine('TX', sum(1, (s) => s.txPort))].filter((l) => l !== '');
   }
 
+  /**
+   * gen: splits the gen streams over this start's forwarding streams and
+   * hands each its genTxStats block, zeroed (reused across starts).
+   */
+  private prepareGen(): void {
+    const g = this.config.gen;
+    const all = this.streams.flat();
+    g.fwdStreams = all.length;
+    while (this.genSlots.length < g.streams.length) this.genSlots.push(newGenTxStats(this.heap));
+    g.stats = this.genSlots.slice(0, g.streams.length);
+    for (const c of g.stats) this.heap.f64.fill(0, c, c + GEN_TX_STATS_SIZE / 8);
+    const room = this.pool.bufLen - this.pool.headroom;
+    this.genPlan = g.streams.map((spec, k) => ({
+      txPort: all[k % all.length]!.txPort,
+      p: planStreams([spec], g.rate, this.ethdev.macAddr(all[k % all.length]!.txPort), room, g.count, Infinity, k)[0]!,
+    }));
+    this.genStoppedAt = undefined;
+  }
+
+  /**
+   * gen: each gen stream's account read live from its genTxStats block:
+   * asked (the schedule up to now, or up to `stop`) against achieved, as
+   * `dpkit gen` reports it. Empty unless the last start was in gen mode.
+   */
+  genReport(): GenReport | undefined {
+    if (this.genPlan.length === 0) return undefined;
+    const g = this.config.gen;
+    const end = this.genStoppedAt ?? nowNs();
+    const f64 = this.heap.f64;
+    const reports = this.genPlan.map(({ p }, k) => {
+      const c = g.stats[k]!;
+      const t0 = f64[c + GENT_D_T0]!;
+      // Lcores send until they see the stop flag, a little after stop asked: the schedule runs to the last departure then.
+      const upTo = t0 > 0 ? Math.max(end - t0, f64[c + GENT_D_LAST_DEPART_NS]!) : 0;
+      return streamReport(f64, c, { name: p.b.name, pacer: p.pacer, planned: p.planned }, upTo, 0.001);
+    });
+    const elapsed = Math.max(0, ...g.stats.map((c) => (f64[c + GENT_D_T0]! > 0 ? end - f64[c + GENT_D_T0]! : 0)));
+    return runReport(reports, elapsed, false, g.lateNs);
+  }
+
+  /** gen: a line per gen stream sent from port `p`, and the verdict under the last port's. */
+  private genLines(p: number): string[] {
+    const r = this.genReport();
+    if (!r) return [];
+    const lines = r.streams
+      .filter((_, k) => this.genPlan[k]!.txPort === p)
+      .map(
+        (s) =>
+          `  Gen stream ${s.name}: asked ${fmtPps(s.askedPps)} achieved ${fmtPps(s.achievedPps)} sent ${s.sent} tx-dropped ${s.txDropped} no-mbuf ${s.noMbuf} late ${s.late} (max ${(s.maxLateNs / 1e3).toFixed(1)} us)`,
+      );
+    if (p === Math.max(...this.genPlan.map((x) => x.txPort))) lines.push(`  Gen: ${r.verdict}`);
+    return lines;
+  }
+
   /** rxprobe: per probe stream received on port `p`, its loss, order and latency (the lcores' checkers merged). */
   private probeLines(p: number): string[] {
     const blocks = new Set<number>();
@@ -477,6 +546,7 @@ export class Testpmd {
     if (!lc) throw new ArgError('Packet forwarding not started');
     this.log('Telling cores to stop...');
     lc.requestStop();
+    this.genStoppedAt = nowNs();
     this.log('Waiting for lcores to finish...');
     try {
       const done = (await lc.wait()) as LcoreDone[];
@@ -493,7 +563,7 @@ export class Testpmd {
    * any port receives forever, and for engines that generate their packets.
    */
   inputEnded(): boolean {
-    if (this.forwardMode === 'txonly' || this.forwardMode === 'flowgen') return false;
+    if (this.forwardMode === 'txonly' || this.forwardMode === 'flowgen' || this.forwardMode === 'gen') return false;
     return this.ports.every((p) => this.ethdev.rxEnded(p) === true);
   }
 
@@ -542,7 +612,7 @@ export class Testpmd {
   fwdStatsText(): string {
     const { ports, total } = this.fwdStats();
     const csum = this.forwardMode === 'csum';
-    const text = [...ports].map(([p, s]) => fwdStatsBlock(p, s, csum, [...this.burstLines(p), ...this.probeLines(p)])).join('\n') + '\n' + accumulatedBlock(total);
+    const text = [...ports].map(([p, s]) => fwdStatsBlock(p, s, csum, [...this.burstLines(p), ...this.genLines(p), ...this.probeLines(p)])).join('\n') + '\n' + accumulatedBlock(total);
     if (!this.recording.coreCycles) return text;
     const tx = this.forwardMode === 'txonly' || this.forwardMode === 'flowgen';
     const busy = this.lcoreCycles().reduce((a, c) => a + c.busyNs, 0);

@@ -58,11 +58,39 @@ describe('dpkit gen', () => {
       [['--stream', bad, '--count', '1'], /^dpkit: stream 'stream0': size 1 is shorter than the 42-byte headers$/],
       [['--speed', '2'], /^dpkit: gen: --speed and --loops go with --replay$/],
       [['--count', '1.5'], /^dpkit: gen: --count 1.5: must be a positive integer$/],
+      [['--search', 'max'], /^dpkit: gen: --search max: must be ndr or pdr$/],
+      [['--search', 'ndr'], /^dpkit: gen: --search needs --search-max \(the highest rate to try\)$/],
+      [['--trial', '1'], /^dpkit: gen: --trial goes with --search$/],
+      [['--search', 'ndr', '--search-max', '1Mpps', '--loss-ratio', '0.1'], /^dpkit: gen: --loss-ratio goes with --search pdr/],
+      [['--search', 'pdr', '--search-max', '1Mpps', '--rate', '1Mpps'], /^dpkit: gen: --search sets the rate and the trial length: drop --rate/],
+      [['--period', '0'], /^dpkit: gen: --period 0: must be a positive number$/],
     ] as [string[], RegExp][]) {
       await assert.rejects(main(['gen', ...args]), (e: Error) => e.name === 'ArgError' && re.test(`dpkit: ${e.message}`) && !e.message.includes('\n'), args.join(' '));
     }
     const r = dpkit(['gen', '--bogus']);
     assert.equal(r.code, 2);
     assert.equal(r.err, "dpkit: gen: unknown option '--bogus' (dpkit gen --help lists the options)\n");
+  });
+
+  it('--period with --json prints NDJSON: a live line per period, then the final report as a line', () => {
+    const r = dpkit(['gen', '--rate', '20kpps', '--duration', '0.05', '--period', '0.01', '--json']);
+    const lines = r.out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; elapsedNs?: number; streams: { sent: number }[] });
+    const periods = lines.slice(0, -1);
+    assert.ok(periods.length >= 1, r.out);
+    assert.ok(periods.every((p) => p.type === 'period'));
+    for (let i = 1; i < periods.length; i++) assert.ok(periods[i]!.elapsedNs! > periods[i - 1]!.elapsedNs! && periods[i]!.streams[0]!.sent >= periods[i - 1]!.streams[0]!.sent);
+    assert.equal(lines.at(-1)!.type, 'report');
+    assert.equal(lines.at(-1)!.streams[0]!.sent, 1000);
+  });
+
+  it('--search prints a line per trial and the result, counted on net_faulty after each trial', () => {
+    const r = dpkit(['gen', '-l', '0', '--vdev', 'net_faulty0', '--', '--search', 'pdr', '--loss-ratio', '0.01', '--search-max', '100kpps', '--resolution', '25kpps', '--trial', '0.01', '--json']);
+    const lines = r.out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; trial?: number; offered?: number; received?: number; lost?: number; found?: boolean; ratePps?: number; verdict?: string });
+    const trials = lines.slice(0, -1);
+    assert.ok(trials.length >= 1 && trials.every((t, i) => t.type === 'trial' && t.trial === i + 1 && t.lost === t.offered! - t.received!), r.out);
+    const result = lines.at(-1)!;
+    assert.equal(result.type, 'search');
+    assert.equal(r.code, result.found ? 0 : 3, r.err);
+    assert.match(result.verdict!, /^PDR \(loss ≤ 1\.00 %\): /);
   });
 });

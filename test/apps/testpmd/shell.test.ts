@@ -32,7 +32,7 @@ describe('testpmd shell', () => {
     assert.match(control!, /^\nControl forwarding:\n-------------------\n\nstart\n {4}Start packet forwarding with current configuration\.\n/);
     assert.match(display!, /show port \(info\|stats\|summary\|xstats\) \(port_id\|all\)\n {4}Display information for port_id, or all\./);
     assert.match(config!, /Configuration:\n--------------\nConfiguration changes only become active when forwarding is started\/restarted\./);
-    assert.match(config!, /set fwd \(io\|mac\|macswap\|5tswap\|rxonly\|txonly\|flowgen\|icmpecho\|csum\|rxprobe\)\n/);
+    assert.match(config!, /set fwd \(io\|mac\|macswap\|5tswap\|rxonly\|txonly\|flowgen\|icmpecho\|csum\|rxprobe\|gen\)\n/);
     assert.match(ports!, /Port Operations:\n----------------\n\nport start \(port_id\|all\)\n {4}Start all ports or port_id\./);
     for (const h of ['Control forwarding:', 'Display:', 'Configuration:', 'Port Operations:', 'filters:', 'Traffic Management:', 'Device Operations:', 'Driver specific:']) assert.ok(all!.includes(h), h);
     assert.equal(registers, 'Bad arguments\n');
