@@ -66,6 +66,10 @@ export async function main(argv: string[]): Promise<number> {
 export async function run(argv: string[]): Promise<void> {
   try {
     process.exitCode = await main(argv);
+    settleSignals();
+    // Exit now rather than when the loop drains: Node's teardown closes the signal watchers
+    // first, and a signal landing then would kill a run that finished cleanly.
+    process.exit();
   } catch (e) {
     if (e instanceof ArgError || (e instanceof Error && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`dpkit: ${e.message}\n`);
@@ -77,4 +81,14 @@ export async function run(argv: string[]): Promise<void> {
       throw e;
     }
   }
+}
+
+/**
+ * Once the command has finished and set its status, a stop signal (one sent as testpmd
+ * stops, say) ends the process at once with that status instead of killing it: testpmd's
+ * own handlers are gone by then, and Node's default would turn a clean exit 0 into a
+ * death by signal. Installed within the same tick as they were released, so none falls between.
+ */
+function settleSignals(): void {
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => process.exit());
 }
