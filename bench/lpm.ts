@@ -268,6 +268,7 @@ export const benchmark: Benchmark = {
     for (const c of COMPARED) {
       const a = median(c.dpkit);
       const d = median(dpdkName(c.table, c.metric));
+      if (a === undefined && d === undefined) continue; // both left out by --filter, or both failed (listed above)
       t.push([c.table, `${c.metric === 'bulk' ? 'bulk lookup' : c.metric === 'x4' ? 'lookupx4' : c.metric} (M/s)`, fmt(a), d === undefined ? 'no figure' : fmt(d), a !== undefined && d !== undefined ? fmt(a / d) : '-']);
     }
     const mib = (b: number) => (b / 2 ** 20).toFixed(1);
