@@ -257,6 +257,38 @@ describe('net_tap remote=', { skip }, () => {
     }
   });
 
+  it("refuses a remote whose ingress slot another program's qdisc holds, in one line, and leaves nothing behind (its rules kept, no tap, no fd)", () => {
+    const ns = new Netns(runTag(), 88);
+    const remote = ns.a.outer;
+    const tc = (...args: string[]) => spawnSync('tc', args, { encoding: 'utf8' });
+    const tapName = `${ns.tag}t0`;
+    try {
+      // clsact takes the same ingress slot as the ingress qdisc the redirection adds; a filter of its own on it.
+      assert.equal(tc('qdisc', 'add', 'dev', remote, 'clsact').status, 0);
+      assert.equal(tc('filter', 'add', 'dev', remote, 'ingress', 'protocol', 'all', 'u32', 'match', 'u32', '0', '0', 'classid', '1:1').status, 0);
+      const rulesBefore = tc('filter', 'show', 'dev', remote, 'ingress').stdout;
+      const fds = fdCount();
+      const eth = new Ethdev(Heap.create({ size: 16 << 20 }), drivers);
+      let message = '';
+      assert.throws(
+        () => eth.create(`net_tap0,iface=${tapName},remote=${remote}`),
+        (e: Error) => ((message = `${e.name}: ${e.message}`), true),
+      );
+      assert.equal(
+        message,
+        `ArgError: net_tap0: remote=${remote}: ${remote} already has an ingress or clsact qdisc (another program's TC rules), which the redirection needs; remove it (tc qdisc del dev ${remote} ingress, or clsact) or choose another interface`,
+      );
+      assert.doesNotMatch(message, /\n/, 'one line');
+      assert.equal(spawnSync('ip', ['link', 'show', tapName], { encoding: 'utf8' }).status, 1, 'the tap made for the port is gone');
+      assert.equal(fdCount(), fds, 'its fd closed');
+      assert.match(tc('qdisc', 'show', 'dev', remote).stdout, /qdisc clsact/, "the other program's qdisc stays");
+      assert.equal(tc('filter', 'show', 'dev', remote, 'ingress').stdout, rulesBefore, 'and its filter');
+      assert.equal(eth.count(), 0, 'no port made');
+    } finally {
+      ns.remove();
+    }
+  });
+
   it('refuses a remote that does not exist, in one line', () => {
     const eth = new Ethdev(Heap.create({ size: 16 << 20 }), drivers);
     assert.throws(() => eth.create('net_tap0,remote=nosuchif0'), /^ArgError: net_tap0: remote=nosuchif0: no such interface in this network namespace$/);

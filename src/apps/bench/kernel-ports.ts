@@ -15,7 +15,8 @@
  * source is the same for both systems, and its rate bounds what either can
  * forward: read the cells as "forwarded of what the source offered".
  *
- * Adding a driver is one entry in KERNEL_PORTS.
+ * Adding a driver is one entry in KERNEL_PORTS. The `pcap-live` preset runs
+ * the same topology with PCAP_LIVE (net_pcap's iface=).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -39,9 +40,20 @@ export const KERNEL_PORTS: readonly KernelPortDriver[] = [
   // af_xdp: { name: 'af_xdp', attach: 'veth', vdev: (i, iface, q) => `net_af_xdp${i},iface=${iface},queue_count=${q}` },
 ];
 
-/** The preset's arms: DPDK then dpkit for every driver, each pair compared. */
-export function kernelPortVariants(): Variant[] {
-  return KERNEL_PORTS.flatMap((d) => [
+/**
+ * net_pcap on live interfaces (`iface=`), the `pcap-live` preset's driver: the
+ * same topology and source as kernel-ports', so DPDK's libpcap path and
+ * dpkit's (af_packet's rings under DPDK's devargs) meet on one veth pair.
+ * One queue pair per port: `iface=` gives one in both systems.
+ */
+export const PCAP_LIVE: KernelPortDriver = { name: 'pcap', attach: 'veth', vdev: (i, iface) => `net_pcap${i},iface=${iface}` };
+
+/** Every driver an arm's kernelPort may name. */
+const ALL_DRIVERS: readonly KernelPortDriver[] = [...KERNEL_PORTS, PCAP_LIVE];
+
+/** A preset's arms: DPDK then dpkit for every driver of `drivers` (default kernel-ports'), each pair compared. */
+export function kernelPortVariants(drivers: readonly KernelPortDriver[] = KERNEL_PORTS): Variant[] {
+  return drivers.flatMap((d) => [
     { name: `${d.name}-dpdk`, system: 'dpdk' as const, kernelPort: d.name },
     { name: `${d.name}-dpkit`, kernelPort: d.name },
   ]);
@@ -138,8 +150,8 @@ export function kernelTestpmdArgs(cell: Cell, variant: Variant, driver: KernelPo
  * @returns the measured testpmd's median rx rate in Mpps.
  */
 export async function measureKernelPorts(cell: Cell, variant: Variant, config: MatrixConfig): Promise<number> {
-  const driver = KERNEL_PORTS.find((d) => d.name === variant.kernelPort);
-  if (!driver) throw new Error(`bench ${config.name}: arm ${variant.name}: kernelPort ${String(variant.kernelPort)} is none of ${KERNEL_PORTS.map((d) => d.name).join(', ')}`);
+  const driver = ALL_DRIVERS.find((d) => d.name === variant.kernelPort);
+  if (!driver) throw new Error(`bench ${config.name}: arm ${variant.name}: kernelPort ${String(variant.kernelPort)} is none of ${ALL_DRIVERS.map((d) => d.name).join(', ')}`);
   const n = names();
   removeTopology(n); // what a killed run may have left
   buildTopology(n);

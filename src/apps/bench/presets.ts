@@ -7,7 +7,7 @@
  * `vhost` micro-benchmark (bench/vhost.ts), DPDK's pair beside it.
  */
 import { macswapStudy, txFreeStudy } from '../../fwd/variants.js';
-import { KERNEL_PORTS, kernelPortVariants } from './kernel-ports.js';
+import { KERNEL_PORTS, PCAP_LIVE, kernelPortVariants } from './kernel-ports.js';
 import type { MatrixConfig } from './matrix.js';
 
 /**
@@ -84,6 +84,20 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
       ports: 'pcap-replay',
       matrix: [{ engines: ['macswap'], sizes: [64, 1518], lcores: [1] }],
       variants: [{ name: 'dpdk', system: 'dpdk' }, { name: 'dpkit' }],
+      pairs: 5,
+      seconds: 3,
+      warmup: 1,
+    },
+  ],
+  [
+    'pcap-live',
+    {
+      name: 'pcap-live',
+      title: "net_pcap on live interfaces (iface=vethX) against DPDK's: io between two veths fed by a txonly source in a namespace (kernel-ports' topology), Mpps received",
+      ports: 'kernel',
+      // iface= is one queue pair per port in both systems: one forwarding lcore.
+      matrix: [{ engines: ['io'], sizes: [64, 1518], lcores: [1] }],
+      variants: kernelPortVariants([PCAP_LIVE]),
       pairs: 5,
       seconds: 3,
       warmup: 1,

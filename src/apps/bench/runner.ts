@@ -31,6 +31,8 @@ export interface CaseResult {
   summary: Summary;
   /** Garbage collections during measured windows, all repetitions. */
   gc: number;
+  /** Why repetitions have no sample (a measure that reported `failed`), one line each. */
+  failures: string[];
 }
 
 /** Runs the cases of `benchmark` matching `filter` (comma-separated substrings), `opts.reps` rounds of all cases. */
@@ -38,7 +40,7 @@ export async function runBenchmark(benchmark: Benchmark, opts: BenchOptions, pro
   const wanted = filter?.split(',').filter(Boolean);
   const cases = benchmark.cases(opts).filter((c) => !wanted || wanted.some((w) => c.name.includes(w)));
   if (cases.length === 0) throw new ArgError(`bench ${benchmark.name}: no case matches --filter ${filter}`);
-  const results: CaseResult[] = cases.map((c) => ({ name: c.name, params: c.params, unit: 'Mpps', samples: [], summary: summarize([]), gc: 0 }));
+  const results: CaseResult[] = cases.map((c) => ({ name: c.name, params: c.params, unit: 'Mpps', samples: [], summary: summarize([]), gc: 0, failures: [] }));
   const total = opts.reps * cases.length;
   let done = 0;
   for (let rep = 0; rep < opts.reps; rep++) {
@@ -46,6 +48,10 @@ export async function runBenchmark(benchmark: Benchmark, opts: BenchOptions, pro
       progress(`[${++done}/${total}] ${benchmark.name}: ${cases[i]!.name}`);
       const c = cases[i]!;
       const m = c.measure ? await c.measure(opts) : await measure(c.threads!(), opts.warmupMs, opts.durationMs);
+      if ('failed' in m) {
+        results[i]!.failures.push(m.failed);
+        continue;
+      }
       results[i]!.samples.push(m.mpps);
       results[i]!.gc += m.gc;
     }
@@ -59,5 +65,6 @@ const fmt = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '-');
 export function renderTable(title: string, results: CaseResult[]): string {
   const table = new Table({ head: ['case', 'Mpps median', 'min', 'max', 'reps', 'GCs'], style: { head: [], border: [] } });
   for (const r of results) table.push([r.name, fmt(r.summary.median), fmt(r.summary.min), fmt(r.summary.max), r.summary.n, r.gc]);
-  return `${title}\n${table.toString()}\n`;
+  const failed = results.flatMap((r) => [...new Set(r.failures)].map((f) => `  ${r.name}: no figure, ${f}\n`));
+  return `${title}\n${table.toString()}\n${failed.length ? `Repetitions without a figure:\n${failed.join('')}` : ''}`;
 }

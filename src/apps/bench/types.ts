@@ -18,8 +18,12 @@ export interface BenchCase {
   params: Record<string, string | number>;
   /** Fresh threads for one repetition (in-process benchmarks)… */
   threads?(): ThreadSpec[];
-  /** …or a whole measurement of its own (e.g. a child process), in Mpps. */
-  measure?(opts: BenchOptions): Promise<{ mpps: number; gc: number }>;
+  /**
+   * …or a whole measurement of its own (e.g. a child process), in Mpps; or
+   * `failed`, why this repetition has no figure (another program's run that
+   * failed), which the table reports in place of a sample.
+   */
+  measure?(opts: BenchOptions): Promise<{ mpps: number; gc: number } | { failed: string }>;
 }
 
 /** A module in bench/ exports `benchmark` of this type; one line in bench/index.ts registers it. */

@@ -13,7 +13,8 @@
  *     tc filter add dev TAP ingress protocol all u32 match u32 0 0 action mirred egress redirect dev REMOTE
  *
  * Closing the port deletes the remote's ingress qdisc (its filter goes with
- * it); the tap's go with the tap.
+ * it); the tap's go with the tap. A remote that already has an ingress or
+ * clsact qdisc is refused, its rules left as they were (DPDK flushes them).
  */
 import { spawnSync } from 'node:child_process';
 import { ArgError } from '../../errors.js';
@@ -57,6 +58,10 @@ export class TapRemote {
       const err = tc(args);
       if (err === undefined) continue;
       if (i > 0) this.remove();
+      // The kernel keeps one ingress slot per interface, shared with clsact; tc's own words for it name neither.
+      if (i === 0 && /Exclusivity flag on|File exists/.test(err)) {
+        throw new ArgError(`${dev}: remote=${remote}: ${remote} already has an ingress or clsact qdisc (another program's TC rules), which the redirection needs; remove it (tc qdisc del dev ${remote} ingress, or clsact) or choose another interface`);
+      }
       throw new ArgError(`${dev}: remote=${remote}: tc ${args.join(' ')} on ${iface}: ${err}`);
     }
   }

@@ -147,7 +147,7 @@ describe('--dpdk: every preset that runs DPDK gets one arm per build', () => {
     assert.equal(mem.variants.length, 10);
     const k = withDpdkBuilds(presets.get('kernel-ports')!, builds.slice(1));
     for (const [a] of k.compare!) assert.match(a, /-dpdk-25\.11-native$/);
-    for (const name of ['testpmd', 'seed-macswap', 'pcap', 'vhost-user', 'memif', 'kernel-ports']) validateConfig(withDpdkBuilds(presets.get(name)!, builds), name);
+    for (const name of ['testpmd', 'seed-macswap', 'pcap', 'pcap-live', 'vhost-user', 'memif', 'kernel-ports']) validateConfig(withDpdkBuilds(presets.get(name)!, builds), name);
   });
 
   it('leaves a config alone without builds', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyOverrides } from '../../../src/apps/bench/main.js';
 import { comparisons, expandCells, testpmdArgs, validateConfig, vhostUserArgs, type MatrixConfig } from '../../../src/apps/bench/matrix.js';
-import { KERNEL_PORTS, kernelTestpmdArgs } from '../../../src/apps/bench/kernel-ports.js';
+import { KERNEL_PORTS, PCAP_LIVE, kernelTestpmdArgs } from '../../../src/apps/bench/kernel-ports.js';
 import { benchAliases, presets } from '../../../src/apps/bench/presets.js';
 
 const base = (): MatrixConfig => ({
@@ -77,6 +77,22 @@ describe('bench matrix', () => {
     assert.ok(a.app.includes('--rxq=2') && a.app.includes('--forward-mode=io'));
     assert.throws(() => validateConfig({ ...p, variants: [{ name: 'x' }] }, 'cfg'), /variants.x.kernelPort: expected on every arm of ports 'kernel' and on no other/);
     assert.throws(() => validateConfig({ ...base(), variants: [{ name: 'x', kernelPort: 'tap' }] }, 'cfg'), /variants.x.kernelPort: expected on every arm/);
+  });
+
+  it("pcap-live: DPDK's net_pcap and dpkit's on the same veths by iface=, 64 and 1518 B, one queue pair on one lcore", () => {
+    const p = presets.get('pcap-live')!;
+    assert.equal(p.ports, 'kernel');
+    assert.deepEqual(p.variants.map((v) => [v.name, v.system ?? 'dpkit', v.kernelPort]), [
+      ['pcap-dpdk', 'dpdk', 'pcap'],
+      ['pcap-dpkit', 'dpkit', 'pcap'],
+    ]);
+    assert.deepEqual(comparisons(p, p.variants.map((v) => v.name)), [['pcap-dpdk', 'pcap-dpkit']]);
+    assert.deepEqual(expandCells(p).map((c) => c.id), ['io 64 B 1c burst 32', 'io 1518 B 1c burst 32']);
+    for (const v of p.variants) {
+      const a = kernelTestpmdArgs(expandCells(p)[0]!, v, PCAP_LIVE, ['s1', 'k1'], 2);
+      assert.deepEqual(a.eal, ['--lcores', '0@0,1@1', '--vdev', 'net_pcap0,iface=s1', '--vdev', 'net_pcap1,iface=k1'], `${v.name}: the same ports for both systems`);
+    }
+    assert.ok(!presets.get('kernel-ports')!.variants.some((v) => v.kernelPort === 'pcap'), 'kernel-ports keeps its own drivers');
   });
 
   it('refuses a DPDK arm on nicsim ports and malformed threshold pairs', () => {
