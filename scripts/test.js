@@ -50,5 +50,7 @@ if (filter.length === 0) {
 
 // --test-force-exit: a test file whose failure left a socket watch or a retry timer armed ends
 // when its tests have, rather than holding the run until CI's limit (its failure is reported).
-const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', ...files], { stdio: 'inherit' });
+// --test-timeout: a test (or suite) still waiting after 15 minutes has hung; it fails, named,
+// rather than holding the run (the slowest suite takes about a minute on a loaded machine).
+const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', '--test-timeout=900000', ...files], { stdio: 'inherit' });
 process.exit(run.status ?? 1);

@@ -29,11 +29,8 @@ import { parseMac } from '../../src/net/ether.js';
 import { PcapReader, READER_STATE_WORDS, READER_WINDOW } from '../../src/pcap/reader.js';
 import { FLAG_REPLY, HDR_SIZE, MAX_PAYLOAD, decodeMsg, encodeMsg, header } from '../../src/vhost/wire.js';
 import { setup } from '../helpers.js';
+import { budget, report, trace } from './budget.js';
 
-const seconds = Number(process.env['DPKIT_FUZZ_SECONDS'] ?? 0);
-const runs = Number(process.env['DPKIT_FUZZ_RUNS'] ?? 300);
-/** fast-check's settings for one target: a run count, or a time budget with no count limit. */
-const budget = (): fc.Parameters<unknown> => (seconds > 0 ? { numRuns: Number.MAX_SAFE_INTEGER, interruptAfterTimeLimit: seconds * 1000, markInterruptAsFailure: false } : { numRuns: runs });
 
 /** Runs property `p` under the budget, counting executions for `name`. */
 function check<T>(name: string, arb: fc.Arbitrary<T>, p: (v: T) => void, examples: T[] = []): void {
@@ -41,12 +38,12 @@ function check<T>(name: string, arb: fc.Arbitrary<T>, p: (v: T) => void, example
   fc.assert(
     fc.property(arb, (v) => {
       n++;
+      trace(name, v);
       p(v);
     }),
     { ...budget(), examples: examples.map((e) => [e]) } as fc.Parameters<[T]>,
   );
-  // A campaign's record (docs/reliability.md): executions per target.
-  if (seconds > 0) console.log(`fuzz ${name}: ${n} executions in ${seconds} s`);
+  report(name, n);
 }
 
 /** Calls `f`; anything it throws must be a typed error (or node's parseArgs error, which the CLI turns into one line). */

@@ -24,20 +24,14 @@ import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, portUp } from '../helpers.js';
 import { eth, ipv4, ipv6, tcpSeg, udpSeg, vlanEth } from '../net/packets.js';
+import { budget, report, trace } from './budget.js';
 import { newHdrInfo, parseHeaders, PARSED_L3, PARSED_L4 } from '../../src/net/headers.js';
 
-const seconds = Number(process.env['DPKIT_FUZZ_SECONDS'] ?? 0);
-const runs = Number(process.env['DPKIT_FUZZ_RUNS'] ?? 300);
-const budget = (): fc.Parameters<unknown> => (seconds > 0 ? { numRuns: Number.MAX_SAFE_INTEGER, interruptAfterTimeLimit: seconds * 1000, markInterruptAsFailure: false } : { numRuns: runs });
 /** A shell command that takes longer than this has hung (each one is control plane: microseconds). */
 const COMMAND_DEADLINE_MS = 5000;
 
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-fuzz-targets-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-function report(name: string, n: number): void {
-  if (seconds > 0) console.log(`fuzz ${name}: ${n} executions in ${seconds} s`);
-}
 
 /** Calls `f`; anything it throws must be a typed error (the one line the CLI prints). */
 async function typedOnly(f: () => unknown): Promise<void> {
@@ -74,10 +68,11 @@ describe('fuzzed inputs, more targets', () => {
         // later command a different target and cost a second of worker start-up each.
         if (/^\s*start\b/.test(text)) return;
         n++;
+        trace('shell commands', text);
         await deadline(typedOnly(() => execute(pmd, text, log)), COMMAND_DEADLINE_MS, `shell command '${text}'`);
         assert.equal(pmd.forwarding, false);
       }),
-      { ...budget(), examples: [['port stop all'], ['port close 0'], ['set nbport 0'], ['port config all rxd 0'], ['set txpkts 0,1'], ['quit']] } as fc.Parameters<[string]>,
+      { ...budget(), examples: [['port stop all'], ['port close 0'], ['set nbport 0'], ['port config all rxd 0'], ['set txpkts 0,1'], ['set txpkts 99999999999999999999'], ['set portlist 0-4294967295'], ['quit']] } as fc.Parameters<[string]>,
     );
     report('shell commands', n);
     for (const p of [...pmd.ports]) if (!pmd.ethdev.isStarted(p)) pmd.ethdev.start(p);
@@ -101,6 +96,7 @@ describe('fuzzed inputs, more targets', () => {
     fc.assert(
       fc.property(pkt, ([et, inner, vhl, proto, body, len]) => {
         n++;
+        trace('header parser', [et, inner, vhl, proto, body, len]);
         u8.fill(0, at, at + 300);
         const v = new DataView(u8.buffer);
         v.setUint16(at + 12, et);
@@ -128,6 +124,7 @@ describe('fuzzed inputs, more targets', () => {
     fc.assert(
       fc.property(fc.array(lineArb, { maxLength: 6 }), fc.boolean(), (lines, em) => {
         n++;
+        trace('l3fwd route files', [lines, em]);
         writeFileSync(file, lines.join('\n'));
         try {
           const routes = em ? readEmRules(file) : readLpmRules(file);
@@ -173,6 +170,7 @@ describe('fuzzed inputs, more targets', () => {
     fc.assert(
       fc.property(fc.array(hostile, { minLength: 1, maxLength: 32 }), (pkts) => {
         n++;
+        trace('csum kernel vs twin', pkts);
         const out = sides.map(({ pool, ethdev, mb, engine, fs, b }) => {
           assert.equal(pool.allocBulk(b, pkts.length), pkts.length);
           pkts.forEach(([bytes, ol], i) => {

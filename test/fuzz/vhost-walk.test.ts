@@ -25,9 +25,8 @@ import { PDESC_SIZE, VRING_PACKED_DESC_F_AVAIL, VRING_PACKED_DESC_F_USED, encode
 import { Feature, bit } from '../../src/virtio/virtio-net.js';
 import { DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../src/virtio/vring.js';
 import { assertFull, firstHeapDifference } from '../helpers.js';
+import { budget, report, runs, trace } from './budget.js';
 
-const seconds = Number(process.env['DPKIT_FUZZ_SECONDS'] ?? 0);
-const runs = Number(process.env['DPKIT_FUZZ_RUNS'] ?? 300);
 
 const KiB = 1024;
 const GUARD = 4 * KiB;
@@ -444,18 +443,19 @@ describe('fuzzed vhost descriptor walk', () => {
     fc.assert(
       fc.property(scenarioArb, (sc) => {
         n++;
+        trace('vhost descriptor walk', sc);
         const o = checkScenario(sc);
         seen.bad += o.bad;
         seen.sent += o.sent;
         seen.got += o.got;
         if (sc.packed) seen.packed++;
       }),
-      seconds > 0 ? { numRuns: Number.MAX_SAFE_INTEGER, interruptAfterTimeLimit: seconds * 1000, markInterruptAsFailure: false } : { numRuns: Math.max(20, runs >> 3) },
+      budget(Math.max(20, runs >> 3)),
     );
     // The generator reaches both outcomes on both ring kinds, or the target tests nothing deep
     // (judged over 20 scenarios or more: a time-bounded campaign on a loaded machine may run fewer).
     if (n >= 20)
       assert.ok(seen.bad > 0 && seen.sent > 0 && seen.got > 0 && seen.packed > 0 && seen.packed < n, `depth reached: ${JSON.stringify(seen)} over ${n} scenarios`);
-    if (seconds > 0) console.log(`fuzz vhost descriptor walk: ${n} executions in ${seconds} s (${seen.packed} packed; ${seen.bad} bad chains refused, ${seen.sent} packets enqueued, ${seen.got} dequeued)`);
+    report('vhost descriptor walk', n, ` (${seen.packed} packed; ${seen.bad} bad chains refused, ${seen.sent} packets enqueued, ${seen.got} dequeued)`);
   });
 });

@@ -93,6 +93,15 @@ export async function soakMain(argv: string[]): Promise<number> {
   /** Each pair's packets received when the warm-up ended and at the last sample: every pair must forward, not just the sum. */
   const rxAtWarm = new Map<string, number>();
   const rxAtEnd = new Map<string, number>();
+  // A soak that outlives its minutes by this much has hung (a port that never stops, a worker
+  // that never answers): one line and exit, rather than holding CI until its limit.
+  const overrun = 180;
+  const watchdog = setTimeout(() => {
+    say(`soak: FAIL: still running ${overrun} s after its ${minutes} min: hung after ${samples.length} samples${samples.length ? `, the last at ${samples[samples.length - 1]!.t.toFixed(0)} s` : ''}`);
+    process.exit(1);
+  }, (seconds + overrun) * 1000);
+  watchdog.unref();
+
   try {
     for (const r of runs) await r.pmd.start(r.txFirst);
     const failed = Promise.race(runs.map((r) => r.pmd.failed().catch((e: Error) => `${r.name}: ${e.message}`)));
@@ -140,5 +149,6 @@ export async function soakMain(argv: string[]): Promise<number> {
   for (const t of verdict.trends) say(`soak: ${t.metric} ${t.ok ? 'flat' : 'GREW'}: ${(t.growth / 2 ** 20).toFixed(2)} MiB over the measured window (bound ${(t.bound / 2 ** 20).toFixed(2)} MiB)`);
   for (const p of problems) say(`soak: FAIL: ${p}`);
   say(`soak: ${pass ? 'pass' : 'fail'}; ${join(out, 'soak.json')}, ${join(out, 'soak.svg')}`);
+  clearTimeout(watchdog);
   return pass ? 0 : 1;
 }

@@ -67,7 +67,8 @@ const COMMANDS: Command[] = [
   }),
   cmd('set txpkts #list', (p, [l]) => {
     stopped(p);
-    if ((l as number[]).some((n) => n === 0)) throw new DpkitError('EINVAL', 'Bad arguments');
+    // As --txpkts: each segment 1..65535 bytes.
+    if ((l as number[]).some((n) => n === 0 || n > 0xffff)) throw new DpkitError('EINVAL', 'Bad arguments');
     p.config.txPkts = l as number[];
   }),
   // gen: read by the lcores of the next start; a bad value is refused here, in one line.
@@ -183,7 +184,7 @@ function match(tokens: string[], words: string[]): Arg[] | undefined {
 function token(alt: string, w: string): Arg | undefined {
   switch (alt) {
     case '#n':
-      return /^\d+$/.test(w) ? Number(w) : undefined;
+      return /^\d+$/.test(w) && Number(w) <= UINT32_MAX ? Number(w) : undefined;
     case '#list':
       return parseList(w);
     case '#word':
@@ -195,14 +196,20 @@ function token(alt: string, w: string): Arg | undefined {
   }
 }
 
-/** testpmd's parse_item_list: 1,3,5 or 1-3 or 1-2,5, no repeats. */
+/** A number token is an unsigned 32-bit value, as DPDK's cmdline parses it; past that, the command does not match. */
+const UINT32_MAX = 0xffff_ffff;
+/** Most items a list names (segments, ports): a range past it is refused before it is walked. */
+const LIST_MAX = 1024;
+
+/** testpmd's parse_item_list: 1,3,5 or 1-3 or 1-2,5, no repeats; values 32-bit, at most LIST_MAX of them. */
 function parseList(w: string): number[] | undefined {
   const out: number[] = [];
   for (const part of w.split(',')) {
     const m = /^(\d+)(?:-(\d+))?$/.exec(part);
     if (!m) return undefined;
     const [a, b] = [Number(m[1]), Number(m[2] ?? m[1])];
-    if (b < a) return undefined;
+    // 1e20 + 1 === 1e20: without the bound, a range of huge numbers never ends.
+    if (b < a || b > UINT32_MAX || out.length + (b - a) >= LIST_MAX) return undefined;
     for (let v = a; v <= b; v++) if (!out.includes(v)) out.push(v);
   }
   return out;

@@ -44,6 +44,14 @@ describe('testpmd shell', () => {
     assert.equal(out[6], 'List of forwarding lcores:  1\n', 'the shell went on');
   });
 
+  it('refuses numbers past 32 bits and lists past their bound as "Bad arguments" at once (a range of huge numbers never ended)', () => {
+    const cmds = ['set txpkts 99999999999999999999', 'set txpkts 0-4294967295', 'set txpkts 4294967296', 'set portlist 0-99999999999999999999', 'set burst 99999999999999999999', 'set txpkts 65536', 'set txpkts 64,1400', 'set fwd txonly', 'show config rxtx'];
+    const out = shell(cmds);
+    assert.deepEqual(out.slice(0, 6), Array(6).fill('Bad arguments\n'));
+    assert.equal(out[6], '');
+    assert.match(out[8]!, /packet len=1464 - nb packet segments=2/, 'the shell went on, the good list set');
+  });
+
   it('show port info: DPDK\'s fields, MTU, promiscuous and allmulticast as set; an invalid port lists the valid ones', () => {
     const [info, , , , , after2, bad] = shell(['show port info 0', 'set promisc all off', 'set allmulti 0 off', 'port config mtu 0 9000', 'set link-down port 0', 'show port info 0', 'show port info 7']);
     const lines = info!.split('\n');
