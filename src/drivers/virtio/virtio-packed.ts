@@ -34,10 +34,9 @@
  */
 import type { Heap, Burst } from '../../eal/heap.js';
 import type { RxQueue, TxQueue } from '../../ethdev/driver.js';
-import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
+import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
 import { TxReclaim } from '../../ethdev/tx-reclaim.js';
-import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
-import { Mempool } from '../../mem/mempool.js';
+import { H_DATA_LEN, H_NB_SEGS, H_REFCNT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { PACKED_EVENT_FLAGS, PDESC_SIZE, RING_EVENT_FLAGS_DISABLE } from '../../virtio/packed.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE } from '../../virtio/virtio-net.js';
 import { VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
@@ -45,7 +44,6 @@ import {
   GPA_HI,
   G_AVAIL_IDX,
   G_AVAIL_WRAP,
-  G_BAD_USED,
   G_FREE_HEAD,
   G_KICKS,
   G_LAST_USED,
@@ -53,16 +51,13 @@ import {
   G_OLDEST,
   G_USED_WRAP,
   VQG_F_IN_ORDER,
-  VQG_W_CAP,
   VQG_W_FLAGS,
-  VQG_W_FREE,
-  VQG_W_HEADROOM,
-  VQG_W_LIMIT,
   VQG_W_LINK_STATE,
   VQG_W_NDESC,
   VQG_W_NEXT_FREE,
 } from './guest-ring.js';
 import { GuestQueue, type VirtioRxDesc, type VirtioTxDesc } from './virtio-rxtx.js';
+import { RxPosted } from './rx-posted.js';
 import { availBits, isUsed, virtioPackedOps, type VirtioPackedOps } from './virtio-packed.twin.js';
 
 /**
@@ -180,48 +175,22 @@ abstract class PackedQueue extends GuestQueue {
 }
 
 export class PackedRxQueue extends PackedQueue implements RxQueue {
-  private readonly pool: Mempool;
-  private readonly sw: Burst;
-  private readonly free: Uint16Array;
-  private readonly refill: Burst;
-  private readonly heads: number;
-  private readonly mrg: boolean;
-  /** Descriptors per posted buffer (1 with MRG_RXBUF). */
-  private readonly k: number;
-  private readonly limit: number;
-  private readonly rxFreeThresh: number;
-  private readonly port: number;
-  /** Bytes a posted buffer holds, header included. */
-  private readonly cap: number;
+  /** The posted mbufs, and the packets they become (shared with the split ring). */
+  private readonly rx: RxPosted;
+  nextLen = 0;
 
   constructor(
     heap: Heap,
     readonly d: VirtioRxDesc,
   ) {
     super(heap, d);
-    this.pool = Mempool.attach(heap, { offset: d.pool });
-    this.sw = heap.burstAt(d.ring.sw, d.ring.num);
-    this.heads = Math.floor(d.ring.num / d.segsPerBuf);
-    this.free = new Uint16Array(heap.buffer, d.freeHeads, this.heads);
-    this.refill = heap.scratch('virtio rx refill', d.ring.num);
-    this.mrg = d.mrg;
-    this.k = d.segsPerBuf;
-    this.limit = this.heads * this.k;
-    this.port = d.port;
-    this.rxFreeThresh = d.rxFreeThresh;
-    this.cap = this.pool.bufLen - this.pool.headroom + NET_HDR_SIZE;
-    const u32 = this.u32;
-    u32[this.w + VQG_W_CAP] = this.cap;
-    u32[this.w + VQG_W_LIMIT] = this.limit;
-    u32[this.w + VQG_W_FREE] = d.freeHeads;
-    u32[this.w + VQG_W_HEADROOM] = this.pool.headroom - NET_HDR_SIZE;
+    this.rx = new RxPosted(heap, d, { u16: this.u16, u32: this.u32, f64: this.f64, mb: this.mb, w: this.w, st: this.st, stats: this.stats }, this);
   }
 
   /** Control plane, before the ring is handed to the device: every head free, then posted. */
   init(): void {
     this.resetRing();
-    for (let j = 0; j < this.heads; j++) this.free[j] = j * this.k;
-    this.f64[this.st + G_NUM_FREE] = this.heads;
+    this.rx.freeAll();
     this.fill(1);
   }
 
@@ -233,7 +202,7 @@ export class PackedRxQueue extends PackedQueue implements RxQueue {
     const st = this.st;
     let got = 0;
     // One-buffer packets in one call (virtioPackedRx, which counts them), until the first that is not.
-    if (this.mrg) got = this.pops.rx(this.s, this.lc, burst.byteOffset, n);
+    if (this.rx.mrg) got = this.pops.rx(this.s, this.lc, burst.byteOffset, n);
     const counted = got;
     let bytes = 0;
     while (got < n) {
@@ -242,29 +211,29 @@ export class PackedRxQueue extends PackedQueue implements RxQueue {
       const d = this.desc + pos * PDESC_SIZE;
       const id = u16[(d + 12) >>> 1]!;
       const len = u32[(d + 8) >>> 2]!;
-      const m = this.take(id);
+      const m = this.rx.take(id);
       if (m === 0) {
-        this.advanceUsed(this.k);
+        this.advanceUsed(this.rx.k);
         continue;
       }
       let pkt: number;
-      if (this.mrg) {
+      if (this.rx.mrg) {
         const nb = len >= NET_HDR_SIZE ? u16[(this.mb.mtod(m) - NET_HDR_SIZE + HDR_NUM_BUFFERS) >>> 1]! : 0;
-        if (nb > 1 && nb <= this.heads && !this.usedAhead(nb)) {
-          this.untake(id, m); // the rest of the packet is not used yet: next burst
+        if (nb > 1 && nb <= this.rx.heads && !this.usedAhead(nb)) {
+          this.rx.untake(id, m); // the rest of the packet is not used yet: next burst
           break;
         }
         this.advanceUsed(1);
-        pkt = this.mergeable(m, len, nb);
+        pkt = this.rx.mergeable(m, len, nb);
       } else {
-        this.advanceUsed(this.k);
-        pkt = this.chained(id, m, len);
+        this.advanceUsed(this.rx.k);
+        pkt = this.rx.chained(id, m, len);
       }
       if (pkt === 0) continue;
       burst[got++] = pkt;
       bytes += u32[(pkt << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
     }
-    if (f[st + G_NUM_FREE]! >= this.rxFreeThresh) this.fill(this.rxFreeThresh);
+    if (f[st + G_NUM_FREE]! >= this.rx.rxFreeThresh) this.fill(this.rx.rxFreeThresh);
     if (got > counted) {
       f[this.stats + RXQ_PACKETS] += got - counted;
       f[this.stats + RXQ_BYTES] += bytes;
@@ -287,116 +256,12 @@ export class PackedRxQueue extends PackedQueue implements RxQueue {
     return true;
   }
 
-  /** The mbuf posted with buffer id `id`, taken back, or 0 (counted) when the device names one it was not given. */
-  private take(id: number): number {
-    if (id >= this.limit || id % this.k !== 0 || this.sw[id] === 0) {
-      this.f64[this.st + G_BAD_USED]++;
-      return 0;
-    }
-    const m = this.sw[id]!;
-    this.sw[id] = 0;
-    this.free[this.f64[this.st + G_NUM_FREE]!] = id;
-    this.f64[this.st + G_NUM_FREE]++;
-    return m;
-  }
-
-  private untake(id: number, m: number): void {
-    this.f64[this.st + G_NUM_FREE]--;
-    this.sw[id] = m;
-  }
-
-  /** The used element at lastUsed taken, and lastUsed moved past it. @returns its mbuf (0: a bad id); its length is in nextLen. */
-  private takeNext(): number {
+  /** The used element at lastUsed taken, and lastUsed moved past it (UsedCursor). @returns its mbuf (0: a bad id); its length is in nextLen. */
+  takeNext(): number {
     const d = this.desc + this.f64[this.st + G_LAST_USED]! * PDESC_SIZE;
     this.nextLen = this.u32[(d + 8) >>> 2]!;
-    const m = this.take(this.u16[(d + 12) >>> 1]!);
+    const m = this.rx.take(this.u16[(d + 12) >>> 1]!);
     this.advanceUsed(1);
-    return m;
-  }
-  private nextLen = 0;
-
-  /** Builds a packet of `nb` used buffers (MRG_RXBUF), the first `m` already taken. @returns it, or 0 when dropped. */
-  private mergeable(m: number, len: number, nb: number): number {
-    const u16 = this.u16;
-    const u32 = this.u32;
-    const room = this.mb.tailroom(m);
-    if (nb === 0 || nb > this.heads || len < NET_HDR_SIZE || len > room + NET_HDR_SIZE) {
-      this.drop(m, nb >= 1 && nb <= this.heads ? nb - 1 : 0); // rxBurst saw all nb used
-      return 0;
-    }
-    let pktLen = len - NET_HDR_SIZE;
-    u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = pktLen;
-    let tail = m;
-    for (let b = 1; b < nb; b++) {
-      const s = this.takeNext();
-      const slen = this.nextLen;
-      if (s === 0 || slen > room + NET_HDR_SIZE) {
-        if (s !== 0) this.mb.free(s);
-        this.drop(m, nb - b - 1);
-        return 0;
-      }
-      // Only the first buffer holds a header: the others are data from the buffer's start.
-      u16[(s << MBUF_HALF_SHIFT) + H_DATA_OFF] -= NET_HDR_SIZE;
-      u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN] = slen;
-      u32[(tail << MBUF_WORD_SHIFT) + W_NEXT] = s;
-      tail = s;
-      pktLen += slen;
-    }
-    u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = pktLen;
-    u16[(m << MBUF_HALF_SHIFT) + H_NB_SEGS] = nb;
-    u16[(m << MBUF_HALF_SHIFT) + H_PORT] = this.port;
-    return m;
-  }
-
-  /** Frees a bad packet's first buffer and takes back the `more` used buffers that follow it. */
-  private drop(m: number, more: number): void {
-    this.mb.free(m);
-    for (let b = 0; b < more; b++) {
-      const s = this.takeNext();
-      if (s !== 0) this.mb.free(s);
-    }
-    this.f64[this.stats + RXQ_ERRORS]++;
-  }
-
-  /** Without MRG_RXBUF: the used chain of segsPerBuf buffers with id `id` becomes a packet. @returns it, or 0 when dropped. */
-  private chained(id: number, m: number, len: number): number {
-    const k = this.k;
-    const u16 = this.u16;
-    const u32 = this.u32;
-    const cap = this.mb.tailroom(m) + NET_HDR_SIZE; // every buffer of the chain is laid out alike
-    for (let s = 1; s < k; s++) {
-      this.refill[s] = this.sw[id + s]!;
-      this.sw[id + s] = 0;
-    }
-    if (len <= NET_HDR_SIZE || len > k * cap) {
-      this.mb.free(m);
-      for (let s = 1; s < k; s++) this.mb.free(this.refill[s]!);
-      this.f64[this.stats + RXQ_ERRORS]++;
-      return 0;
-    }
-    let left = len;
-    let tail = m;
-    let nsegs = 1;
-    const first = left < cap ? left : cap;
-    u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = first - NET_HDR_SIZE;
-    left -= first;
-    for (let s = 1; s < k; s++) {
-      const seg = this.refill[s]!;
-      if (left === 0) {
-        this.mb.free(seg);
-        continue;
-      }
-      const c = left < cap ? left : cap;
-      u16[(seg << MBUF_HALF_SHIFT) + H_DATA_OFF] -= NET_HDR_SIZE;
-      u16[(seg << MBUF_HALF_SHIFT) + H_DATA_LEN] = c;
-      u32[(tail << MBUF_WORD_SHIFT) + W_NEXT] = seg;
-      tail = seg;
-      nsegs++;
-      left -= c;
-    }
-    u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = len - NET_HDR_SIZE;
-    u16[(m << MBUF_HALF_SHIFT) + H_NB_SEGS] = nsegs;
-    u16[(m << MBUF_HALF_SHIFT) + H_PORT] = this.port;
     return m;
   }
 
@@ -404,27 +269,27 @@ export class PackedRxQueue extends PackedQueue implements RxQueue {
   private fill(min: number): void {
     const f = this.f64;
     const st = this.st;
-    const k = this.k;
+    const k = this.rx.k;
     let nfree = f[st + G_NUM_FREE]!;
     if (nfree < min || nfree === 0) return;
-    if (this.pool.allocBulk(this.refill, nfree * k) === 0) {
+    if (this.rx.pool.allocBulk(this.rx.refill, nfree * k) === 0) {
       f[this.stats + RXQ_NOMBUF] += nfree * k;
       return;
     }
-    if (k === 1) this.pops.rxFill(this.s, this.lc, this.refill.byteOffset, nfree);
+    if (k === 1) this.pops.rxFill(this.s, this.lc, this.rx.refill.byteOffset, nfree);
     else {
       const u32 = this.u32;
-      const headroom = this.pool.headroom - NET_HDR_SIZE; // fresh mbufs: data at the headroom, header just before
+      const headroom = this.rx.pool.headroom - NET_HDR_SIZE; // fresh mbufs: data at the headroom, header just before
       let r = 0;
       while (nfree > 0) {
-        const head = this.free[--nfree]!;
+        const head = this.rx.free[--nfree]!;
         const at = f[st + G_AVAIL_IDX]!;
         let headFlags = 0;
         for (let s = 0; s < k; s++) {
-          const m = this.refill[r++]!;
-          this.sw[head + s] = m;
+          const m = this.rx.refill[r++]!;
+          this.rx.sw[head + s] = m;
           const flags = VRING_DESC_F_WRITE | (s < k - 1 ? VRING_DESC_F_NEXT : 0);
-          const hf = this.putDesc(u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + headroom, this.cap, head, flags, s === 0);
+          const hf = this.putDesc(u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + headroom, this.rx.cap, head, flags, s === 0);
           if (s === 0) headFlags = hf;
         }
         this.publishHead(at, headFlags);
@@ -436,11 +301,7 @@ export class PackedRxQueue extends PackedQueue implements RxQueue {
 
   /** Returns every posted mbuf to its pool (the device has stopped). */
   releaseAll(): void {
-    for (let i = 0; i < this.num; i++) {
-      if (this.sw[i] !== 0) this.mb.free(this.sw[i]!);
-      this.sw[i] = 0;
-    }
-    this.f64[this.st + G_NUM_FREE] = 0;
+    this.rx.releaseAll();
   }
 
   descriptor(): VirtioRxDesc {

@@ -19,12 +19,11 @@
  */
 import type { QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { pktStatsOp, type PktStatsOp } from '../../ethdev/pkt-stats.js';
-import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
+import { RXQ_BYTES, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
 import { TxReclaim, type TxFreeMode } from '../../ethdev/tx-reclaim.js';
 import type { Burst, Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { H_DATA_LEN, H_DATA_OFF, H_NB_SEGS, H_PORT, H_REFCNT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
-import { Mempool } from '../../mem/mempool.js';
 import { DESC_SIZE, VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE, VRING_USED_F_NO_NOTIFY, needEvent } from '../../virtio/virtio-net.js';
 import {
@@ -38,14 +37,10 @@ import {
   G_OLDEST,
   VQG_F_IN_ORDER,
   VQG_W_AVAIL_RING,
-  VQG_W_CAP,
   VQG_W_DESC,
   VQG_W_FLAGS,
-  VQG_W_FREE,
   VQG_W_GPA_HI,
-  VQG_W_HEADROOM,
   VQG_W_IDX,
-  VQG_W_LIMIT,
   VQG_W_MASK,
   VQG_W_NDESC,
   VQG_W_NEXT_FREE,
@@ -58,6 +53,7 @@ import {
   writeDesc,
   type GuestRingLayout,
 } from './guest-ring.js';
+import { RxPosted } from './rx-posted.js';
 import { virtioOps, type VirtioOps } from './virtio-rxtx.twin.js';
 
 /** Most descriptors in one indirect table (DPDK's VIRTIO_MAX_TX_INDIRECT). */
@@ -187,52 +183,28 @@ export abstract class GuestQueue {
 }
 
 export class VirtioRxQueue extends GuestQueue implements RxQueue {
-  private readonly pool: Mempool;
-  private readonly sw: Burst;
-  private readonly free: Uint16Array;
-  private readonly refill: Burst;
-  private readonly heads: number;
+  /** The posted mbufs, and the packets they become (shared with the packed ring). */
+  private readonly rx: RxPosted;
+  /** Used index of the next element a mergeable packet takes (takeNext). */
+  private cursor = 0;
+  nextLen = 0;
 
   constructor(
     heap: Heap,
     readonly d: VirtioRxDesc,
   ) {
     super(heap, d);
-    this.pool = Mempool.attach(heap, { offset: d.pool });
-    this.sw = heap.burstAt(d.ring.sw, d.ring.num);
-    this.heads = Math.floor(d.ring.num / d.segsPerBuf);
-    this.free = new Uint16Array(heap.buffer, d.freeHeads, this.heads);
-    this.refill = heap.scratch('virtio rx refill', d.ring.num);
-    this.mrg = d.mrg;
-    this.k = d.segsPerBuf;
-    this.limit = this.heads * this.k;
-    this.port = d.port;
-    this.rxFreeThresh = d.rxFreeThresh;
-    this.cap = this.pool.bufLen - this.pool.headroom + NET_HDR_SIZE;
-    const u32 = this.u32;
-    u32[this.w + VQG_W_CAP] = this.cap;
-    u32[this.w + VQG_W_LIMIT] = this.limit;
-    u32[this.w + VQG_W_FREE] = d.freeHeads;
-    u32[this.w + VQG_W_HEADROOM] = this.pool.headroom - NET_HDR_SIZE;
+    this.rx = new RxPosted(heap, d, { u16: this.u16, u32: this.u32, f64: this.f64, mb: this.mb, w: this.w, st: this.st, stats: this.stats }, this);
   }
-
-  private readonly mrg: boolean;
-  /** Descriptors per posted buffer (1 with MRG_RXBUF). */
-  private readonly k: number;
-  private readonly limit: number;
-  private readonly rxFreeThresh: number;
-  private readonly port: number;
-  /** Bytes a posted buffer holds, header included. */
-  private readonly cap: number;
 
   /** Control plane, before the ring is handed to the device: every head free, then posted. */
   init(): void {
-    for (let j = 0; j < this.heads; j++) this.free[j] = j * this.k;
-    this.f64[this.st + G_NUM_FREE] = this.heads;
+    this.rx.freeAll();
     this.fill(1);
   }
 
   rxBurst(burst: Burst, n: number): number {
+    const rx = this.rx;
     const u16 = this.u16;
     const u32 = this.u32;
     const f = this.f64;
@@ -240,7 +212,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     const used = this.used;
     let lastUsed = f[st + G_LAST_USED]!;
     const ready = (Atomics.load(u16, (used + 2) >>> 1) - lastUsed) & 0xffff;
-    if (ready > this.heads) {
+    if (ready > rx.heads) {
       f[st + G_BAD_USED]++; // the device claims more than was posted: wait for it to make sense
       return 0;
     }
@@ -248,7 +220,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     let bytes = 0;
     let i = 0;
     const mask = this.mask;
-    if (this.mrg) {
+    if (rx.mrg) {
       // One-buffer packets in one call (virtioRx, which counts them), until the first that is not.
       u32[this.w + VQG_W_READY] = ready;
       got = i = this.ops.rx(this.s, this.lc, burst.byteOffset, n);
@@ -258,43 +230,44 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
       const e = (used + 4 + 8 * ((lastUsed + i) & mask)) >>> 2;
       const id = u32[e]!;
       const len = u32[e + 1]!;
-      if (this.mrg && id < this.limit) {
+      if (rx.mrg && id < rx.limit) {
         // The common case in one pass, as virtioRx: one buffer, one packet.
-        const m = this.sw[id]!;
+        const m = rx.sw[id]!;
         const hdr = u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + u16[(m << MBUF_HALF_SHIFT) + H_DATA_OFF]! - NET_HDR_SIZE;
-        if (m !== 0 && len > NET_HDR_SIZE && len <= this.cap && u16[(hdr + HDR_NUM_BUFFERS) >>> 1] === 1) {
-          this.sw[id] = 0;
-          this.free[f[st + G_NUM_FREE]!] = id;
+        if (m !== 0 && len > NET_HDR_SIZE && len <= rx.cap && u16[(hdr + HDR_NUM_BUFFERS) >>> 1] === 1) {
+          rx.sw[id] = 0;
+          rx.free[f[st + G_NUM_FREE]!] = id;
           f[st + G_NUM_FREE]++;
           const dataLen = len - NET_HDR_SIZE;
           u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = dataLen;
           u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = dataLen;
-          u16[(m << MBUF_HALF_SHIFT) + H_PORT] = this.port;
+          u16[(m << MBUF_HALF_SHIFT) + H_PORT] = rx.port;
           burst[got++] = m;
           bytes += dataLen;
           i++;
           continue;
         }
       }
-      const m = this.take(id);
+      const m = rx.take(id);
       if (m === 0) {
         i++;
         continue;
       }
-      if (this.mrg) {
+      if (rx.mrg) {
         const nb = len >= NET_HDR_SIZE ? u16[(this.mb.mtod(m) - NET_HDR_SIZE + HDR_NUM_BUFFERS) >>> 1]! : 0;
-        if (nb > 1 && nb <= this.heads && i + nb > ready) {
-          this.untake(id, m); // the rest of the packet is not used yet: next burst
+        if (nb > 1 && nb <= rx.heads && i + nb > ready) {
+          rx.untake(id, m); // the rest of the packet is not used yet: next burst
           break;
         }
-        const pkt = this.mergeable(m, len, nb, lastUsed + i + 1);
-        i += nb >= 1 && nb <= this.heads && i + nb <= ready ? nb : 1; // a wild num_buffers: only this entry is known
+        this.cursor = lastUsed + i + 1;
+        const pkt = rx.mergeable(m, len, nb);
+        i += nb >= 1 && nb <= rx.heads && i + nb <= ready ? nb : 1; // a wild num_buffers: only this entry is known
         if (pkt === 0) continue;
         burst[got++] = pkt;
         bytes += u32[(pkt << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
       } else {
         i++;
-        const pkt = this.chained(id, m, len);
+        const pkt = rx.chained(id, m, len);
         if (pkt === 0) continue;
         burst[got++] = pkt;
         bytes += u32[(pkt << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
@@ -302,7 +275,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     }
     lastUsed = (lastUsed + i) & 0xffff;
     f[st + G_LAST_USED] = lastUsed;
-    if (f[st + G_NUM_FREE]! >= this.rxFreeThresh) this.fill(this.rxFreeThresh);
+    if (f[st + G_NUM_FREE]! >= rx.rxFreeThresh) this.fill(rx.rxFreeThresh);
     if (got > counted) {
       f[this.stats + RXQ_PACKETS] += got - counted;
       f[this.stats + RXQ_BYTES] += bytes;
@@ -311,119 +284,21 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     return got;
   }
 
-  /** The mbuf posted at descriptor `id`, taken back from the ring, or 0 (counted) when the device names one it was not given. */
-  private take(id: number): number {
-    if (id >= this.limit || id % this.k !== 0 || this.sw[id] === 0) {
-      this.f64[this.st + G_BAD_USED]++;
-      return 0;
-    }
-    const m = this.sw[id]!;
-    this.sw[id] = 0;
-    this.free[this.f64[this.st + G_NUM_FREE]!] = id;
-    this.f64[this.st + G_NUM_FREE]++;
-    return m;
-  }
-
-  private untake(id: number, m: number): void {
-    this.f64[this.st + G_NUM_FREE]--;
-    this.sw[id] = m;
-  }
-
-  /** Builds a packet of `nb` used buffers (MRG_RXBUF); `next` is the used index of the second. @returns it, or 0 when dropped. */
-  private mergeable(m: number, len: number, nb: number, next: number): number {
-    const u16 = this.u16;
-    const u32 = this.u32;
-    const room = this.mb.tailroom(m);
-    if (nb === 0 || nb > this.heads || len < NET_HDR_SIZE || len > room + NET_HDR_SIZE) {
-      this.drop(m, nb >= 1 && nb <= this.heads ? nb - 1 : 0, next);
-      return 0;
-    }
-    let pktLen = len - NET_HDR_SIZE;
-    u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = pktLen;
-    let tail = m;
-    for (let b = 1; b < nb; b++) {
-      const e = (this.used + 4 + 8 * ((next + b - 1) & this.mask)) >>> 2;
-      const s = this.take(u32[e]!);
-      const slen = u32[e + 1]!;
-      if (s === 0 || slen > room + NET_HDR_SIZE) {
-        if (s !== 0) this.mb.free(s);
-        this.drop(m, nb - b - 1, next + b);
-        return 0;
-      }
-      // Only the first buffer holds a header: the others are data from the buffer's start.
-      u16[(s << MBUF_HALF_SHIFT) + H_DATA_OFF] -= NET_HDR_SIZE;
-      u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN] = slen;
-      u32[(tail << MBUF_WORD_SHIFT) + W_NEXT] = s;
-      tail = s;
-      pktLen += slen;
-    }
-    u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = pktLen;
-    u16[(m << MBUF_HALF_SHIFT) + H_NB_SEGS] = nb;
-    u16[(m << MBUF_HALF_SHIFT) + H_PORT] = this.port;
-    return m;
-  }
-
-  /** Frees a bad packet's first buffer and takes back the `more` buffers that follow it in the used ring. */
-  private drop(m: number, more: number, next: number): void {
-    this.mb.free(m);
-    for (let b = 0; b < more; b++) {
-      const s = this.take(this.u32[(this.used + 4 + 8 * ((next + b) & this.mask)) >>> 2]!);
-      if (s !== 0) this.mb.free(s);
-    }
-    this.f64[this.stats + RXQ_ERRORS]++;
-  }
-
-  /** Without MRG_RXBUF: the used chain of segsPerBuf buffers at `id` becomes a packet. @returns it, or 0 when dropped. */
-  private chained(id: number, m: number, len: number): number {
-    const k = this.k;
-    const u16 = this.u16;
-    const u32 = this.u32;
-    const cap = this.mb.tailroom(m) + NET_HDR_SIZE; // every buffer of the chain is laid out alike
-    // The rest of the chain's mbufs, posted with the head.
-    for (let s = 1; s < k; s++) {
-      this.refill[s] = this.sw[id + s]!;
-      this.sw[id + s] = 0;
-    }
-    if (len <= NET_HDR_SIZE || len > k * cap) {
-      this.mb.free(m);
-      for (let s = 1; s < k; s++) this.mb.free(this.refill[s]!);
-      this.f64[this.stats + RXQ_ERRORS]++;
-      return 0;
-    }
-    let left = len;
-    let tail = m;
-    let nsegs = 1;
-    const first = left < cap ? left : cap;
-    u16[(m << MBUF_HALF_SHIFT) + H_DATA_LEN] = first - NET_HDR_SIZE;
-    left -= first;
-    for (let s = 1; s < k; s++) {
-      const seg = this.refill[s]!;
-      if (left === 0) {
-        this.mb.free(seg);
-        continue;
-      }
-      const c = left < cap ? left : cap;
-      u16[(seg << MBUF_HALF_SHIFT) + H_DATA_OFF] -= NET_HDR_SIZE;
-      u16[(seg << MBUF_HALF_SHIFT) + H_DATA_LEN] = c;
-      u32[(tail << MBUF_WORD_SHIFT) + W_NEXT] = seg;
-      tail = seg;
-      nsegs++;
-      left -= c;
-    }
-    u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN] = len - NET_HDR_SIZE;
-    u16[(m << MBUF_HALF_SHIFT) + H_NB_SEGS] = nsegs;
-    u16[(m << MBUF_HALF_SHIFT) + H_PORT] = this.port;
-    return m;
+  /** The used element at the cursor, taken (UsedCursor: RxPosted's mergeable packets). */
+  takeNext(): number {
+    const e = (this.used + 4 + 8 * (this.cursor++ & this.mask)) >>> 2;
+    this.nextLen = this.u32[e + 1]!;
+    return this.rx.take(this.u32[e]!);
   }
 
   /** Posts fresh mbufs on every free head, in one allocBulk, once at least `min` heads are free. */
   private fill(min: number): void {
     const f = this.f64;
     const st = this.st;
-    const k = this.k;
+    const k = this.rx.k;
     let nfree = f[st + G_NUM_FREE]!;
     if (nfree < min || nfree === 0) return;
-    if (this.pool.allocBulk(this.refill, nfree * k) === 0) {
+    if (this.rx.pool.allocBulk(this.rx.refill, nfree * k) === 0) {
       f[this.stats + RXQ_NOMBUF] += nfree * k;
       return;
     }
@@ -433,17 +308,17 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     let idx = old;
     let r = 0;
     const u32 = this.u32;
-    const headroom = this.pool.headroom - NET_HDR_SIZE; // fresh mbufs: data at the headroom, header just before
-    const cap = this.cap;
+    const headroom = this.rx.pool.headroom - NET_HDR_SIZE; // fresh mbufs: data at the headroom, header just before
+    const cap = this.rx.cap;
     if (k === 1) {
-      idx = this.ops.rxFill(this.s, this.lc, this.refill.byteOffset, nfree);
+      idx = this.ops.rxFill(this.s, this.lc, this.rx.refill.byteOffset, nfree);
       nfree = 0;
     }
     while (nfree > 0) {
-      const head = this.free[--nfree]!;
+      const head = this.rx.free[--nfree]!;
       for (let s = 0; s < k; s++) {
-        const m = this.refill[r++]!;
-        this.sw[head + s] = m;
+        const m = this.rx.refill[r++]!;
+        this.rx.sw[head + s] = m;
         const flags = VRING_DESC_F_WRITE | (s < k - 1 ? VRING_DESC_F_NEXT : 0);
         writeDesc(u32, table, head + s, u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + headroom, cap, flags, head + s + 1);
       }
@@ -456,11 +331,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
 
   /** Returns every posted mbuf to its pool (the device has stopped). */
   releaseAll(): void {
-    for (let i = 0; i < this.num; i++) {
-      if (this.sw[i] !== 0) this.mb.free(this.sw[i]!);
-      this.sw[i] = 0;
-    }
-    this.f64[this.st + G_NUM_FREE] = 0;
+    this.rx.releaseAll();
   }
 
   descriptor(): VirtioRxDesc {
