@@ -132,7 +132,8 @@ it('installs from the tarball, type-checks every public name and forwards on two
   run(process.execPath, ['node_modules/dpkit/bin/dpkit.js', 'build-kernel', 'kernel.as.ts', '-o', 'kernel.wasm'], dir);
   const out = JSON.parse(run(process.execPath, ['out/consumer.js'], dir).trim().split('\n').at(-1)!) as { lcores: number[]; rx: number; fwd: number; full: boolean; datapath: string; kernelSum: number };
   assert.deepEqual(out.lcores, [1, 2]);
-  assert.ok(out.fwd >= 2000, `forwarded ${out.fwd}`);
+  // The loop waits for 1000 opackets a port; port 0's count includes the 64 seeded by txBurst.
+  assert.ok(out.fwd >= 2000 - 64, `forwarded ${out.fwd}`);
   assert.equal(out.rx, out.fwd, 'rx = tx (a net_ring queue never refuses 64 packets)');
   assert.ok(out.full, 'every mbuf back in the pool');
   assert.equal(out.datapath, 'wasm', 'the kernels shipped in the tarball');

@@ -74,13 +74,16 @@ describe('dpkit gen', () => {
 
   it('--period with --json prints NDJSON: a live line per period, then the final report as a line', () => {
     const r = dpkit(['gen', '--rate', '20kpps', '--duration', '0.05', '--period', '0.01', '--json']);
-    const lines = r.out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; elapsedNs?: number; streams: { sent: number }[] });
+    const lines = r.out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; elapsedNs?: number; streams: { sent: number; planned: number; kept: boolean }[] });
     const periods = lines.slice(0, -1);
     assert.ok(periods.length >= 1, r.out);
     assert.ok(periods.every((p) => p.type === 'period'));
     for (let i = 1; i < periods.length; i++) assert.ok(periods[i]!.elapsedNs! > periods[i - 1]!.elapsedNs! && periods[i]!.streams[0]!.sent >= periods[i - 1]!.streams[0]!.sent);
     assert.equal(lines.at(-1)!.type, 'report');
-    assert.equal(lines.at(-1)!.streams[0]!.sent, 1000);
+    // 1000 sent, or (a loaded machine held the lcore past the end) fewer and the report says so.
+    const end = lines.at(-1)!.streams[0]!;
+    assert.equal(end.planned, 1000);
+    assert.ok(end.sent === 1000 || (end.sent < 1000 && !end.kept), JSON.stringify(end));
   });
 
   it('--search prints a line per trial and the result, counted on net_faulty after each trial', () => {
