@@ -115,6 +115,7 @@ describe('vhost and virtio_user, in process', () => {
     ['packed rings, mergeable rx, IN_ORDER', ',packed_vq=1'],
     ['packed rings, no MRG_RXBUF (chained rx buffers)', ',packed_vq=1,mrg_rxbuf=0,mtu=9000'],
     ['packed rings, no IN_ORDER (buffer ids through the free list)', ',packed_vq=1,in_order=0'],
+    ['packed rings, no INDIRECT (consecutive tx chains)', ',packed_vq=1,indirect=0'],
   ] as const) {
     const packed = vargs.includes('packed_vq=1');
     for (const datapath of packed ? (['wasm', 'ts'] as const) : (['wasm'] as const)) {
@@ -132,6 +133,35 @@ describe('vhost and virtio_user, in process', () => {
         t.close();
       });
     }
+  }
+
+  for (const indirect of [true, false]) {
+    it(`packed rings ${indirect ? 'with' : 'without'} INDIRECT: a chained packet goes out as ${indirect ? "one descriptor naming a table of packed descriptors" : 'consecutive descriptors'}, and arrives whole`, () => {
+      const t = setup('', `,packed_vq=1${indirect ? '' : ',indirect=0'}`);
+      const txq = t.ethdev.txQueue(t.guest, 0) as PackedTxQueue;
+      const d = txq.descriptor();
+      assert.equal(d.indirect, indirect, 'negotiated as asked');
+      const b = t.heap.burst(1);
+      b[0] = makePacket(t.mb, t.guestPool, 7, 5000); // three segments, the header pushed into the first
+      assert.equal(t.ethdev.txBurst(t.guest, 0, b, 1), 1);
+      const head = d.ring.desc;
+      const flags = t.heap.u16[(head + 14) >>> 1]!;
+      if (indirect) {
+        assert.equal(flags & 4, 4, 'VRING_DESC_F_INDIRECT on the one ring descriptor');
+        assert.equal(t.heap.u32[(head + 8) >>> 2], 3 * 16, 'a table of three packed descriptors');
+      } else {
+        assert.equal(flags & 4, 0);
+        assert.equal(flags & 1, 1, 'VRING_DESC_F_NEXT: the chain goes on in the ring');
+      }
+      const rx = t.heap.burst(32);
+      let got = 0;
+      for (let i = 0; i < 100 && got === 0; i++) got = t.ethdev.rxBurst(t.host, 0, rx, 32);
+      assert.equal(got, 1);
+      assert.equal(t.mb.pktLen(rx[0]!), 5000);
+      assert.ok(Buffer.from(t.mb.read(rx[0]!)).equals(Buffer.from(content(7, 5000))), 'every byte');
+      t.mb.freeBulk(rx, 1);
+      t.close();
+    });
   }
 
   it('packed rings: a stop and start of the guest resumes where the backend stopped, both ways, with nothing lost', () => {

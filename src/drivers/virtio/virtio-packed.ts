@@ -11,8 +11,11 @@
  * structures, the rx free stack (a head per posted buffer) and the tx free
  * list (one id per chain; with IN_ORDER the list is the ring itself, so ids
  * go out and come back in order, and one used element may stand for a batch,
- * as DPDK's vhost writes it). No indirect tables: a chain is consecutive
- * descriptors, the header in its own when it cannot be pushed.
+ * as DPDK's vhost writes it). A tx chain is consecutive descriptors, the
+ * header in its own when it cannot be pushed; with INDIRECT_DESC, a chain of
+ * up to IND_MAX buffers is one ring descriptor naming its id's table of packed
+ * descriptors instead (2.8.19), as DPDK's packed xmit does, so a ring of
+ * chained packets holds as many packets as a ring of one-segment ones.
  *
  * Notifications as DPDK's virtio PMD for a polling driver: the driver event
  * area says DISABLE (no calls wanted, written by the driver when the ring is
@@ -39,7 +42,7 @@ import { TxReclaim } from '../../ethdev/tx-reclaim.js';
 import { H_DATA_LEN, H_NB_SEGS, H_REFCNT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_BUF_ADDR, W_NEXT, W_PKT_LEN } from '../../mem/mbuf-layout.js';
 import { PACKED_EVENT_FLAGS, PDESC_SIZE, RING_EVENT_FLAGS_DISABLE } from '../../virtio/packed.js';
 import { HDR_NUM_BUFFERS, NET_HDR_SIZE } from '../../virtio/virtio-net.js';
-import { VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
+import { VRING_DESC_F_INDIRECT, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE } from '../../virtio/vring.js';
 import {
   GPA_HI,
   G_AVAIL_IDX,
@@ -56,7 +59,7 @@ import {
   VQG_W_NDESC,
   VQG_W_NEXT_FREE,
 } from './guest-ring.js';
-import { GuestQueue, type VirtioRxDesc, type VirtioTxDesc } from './virtio-rxtx.js';
+import { GuestQueue, IND_MAX, type VirtioRxDesc, type VirtioTxDesc } from './virtio-rxtx.js';
 import { RxPosted } from './rx-posted.js';
 import { availBits, isUsed, virtioPackedOps, type VirtioPackedOps } from './virtio-packed.twin.js';
 
@@ -318,6 +321,9 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
   private readonly txFreeThresh: number;
   private readonly inOrder: boolean;
   private readonly hdrArea: number;
+  /** INDIRECT_DESC negotiated: a chain of 2..IND_MAX buffers goes out as one descriptor naming its id's table. */
+  private readonly indirect: boolean;
+  private readonly indArea: number;
 
   constructor(
     heap: Heap,
@@ -333,6 +339,8 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
     this.txFreeThresh = d.txFreeThresh;
     this.inOrder = d.inOrder;
     this.hdrArea = d.hdrArea;
+    this.indirect = d.indirect;
+    this.indArea = d.indArea;
     const u32 = this.u32;
     u32[this.w + VQG_W_NEXT_FREE] = d.nextFree;
     u32[this.w + VQG_W_NDESC] = d.ndesc;
@@ -376,7 +384,10 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
       const m = burst[sent]!;
       const segs = u16[(m << MBUF_HALF_SHIFT) + H_NB_SEGS]!;
       const canPush = u16[(m << MBUF_HALF_SHIFT) + H_REFCNT] === 1 && mb.isDirect(m) && mb.headroom(m) >= NET_HDR_SIZE;
-      const need = segs + (canPush ? 0 : 1);
+      const bufs = segs + (canPush ? 0 : 1);
+      // As DPDK's packed xmit: a chain that fits a table takes one ring descriptor, leaving room for more packets.
+      const ind = this.indirect && bufs > 1 && bufs <= IND_MAX;
+      const need = ind ? 1 : bufs;
       if (f[st + G_NUM_FREE]! < need) {
         this.cleanup();
         if (f[st + G_NUM_FREE]! < need) break;
@@ -385,7 +396,8 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
       const id = f[st + G_FREE_HEAD]!;
       f[st + G_FREE_HEAD] = this.nextFree[id]!;
       f[st + G_NUM_FREE] -= need;
-      this.writeChain(m, id, canPush, need);
+      if (ind) this.writeTable(m, id, canPush, bufs);
+      else this.writeChain(m, id, canPush, bufs);
       this.sw[id] = m;
       this.ndesc[id] = need;
       bytes += u32[(m << MBUF_WORD_SHIFT) + W_PKT_LEN]!;
@@ -401,11 +413,56 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
   }
 
   /** The header (in the headroom, or the id's slot) then each segment, consecutive descriptors, the first one's flags last. */
+  /**
+   * The header (in the headroom, or the id's slot) then each segment as entries of the id's
+   * indirect table (2.8.19: whole packed descriptors, WRITE the only flag, read-only here), and
+   * one ring descriptor naming it.
+   */
+  private writeTable(m: number, id: number, canPush: boolean, bufs: number): void {
+    const u16 = this.u16;
+    const u32 = this.u32;
+    const table = this.indArea + id * IND_MAX * PDESC_SIZE;
+    let e = table >>> 2;
+    if (!canPush) {
+      const h = this.hdrArea + id * 16;
+      u32[h >>> 2] = 0;
+      u32[(h >>> 2) + 1] = 0;
+      u32[(h >>> 2) + 2] = 0;
+      u32[e] = h;
+      u32[e + 1] = GPA_HI;
+      u32[e + 2] = NET_HDR_SIZE;
+      u32[e + 3] = 0; // id and flags
+      e += PDESC_SIZE >>> 2;
+    }
+    for (let s = m; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
+      const push = canPush && s === m;
+      u32[e] = push ? this.pushHeader(s) : this.mb.mtod(s);
+      u32[e + 1] = GPA_HI;
+      u32[e + 2] = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]! + (push ? NET_HDR_SIZE : 0);
+      u32[e + 3] = 0;
+      e += PDESC_SIZE >>> 2;
+    }
+    const at = this.f64[this.st + G_AVAIL_IDX]!;
+    this.publishHead(at, this.putDesc(table, bufs * PDESC_SIZE, id, VRING_DESC_F_INDIRECT, true));
+  }
+
+  /** Zeroes the virtio-net header in `s`'s headroom. @returns its address. */
+  private pushHeader(s: number): number {
+    const view = this.heap.view;
+    const addr = this.mb.mtod(s) - NET_HDR_SIZE;
+    // Data may start at any offset: DataView at any alignment. Written only when not already zero, as the kernel.
+    if ((view.getUint32(addr, true) | view.getUint32(addr + 4, true) | view.getUint32(addr + 8, true)) !== 0) {
+      view.setUint32(addr, 0, true);
+      view.setUint32(addr + 4, 0, true);
+      view.setUint32(addr + 8, 0, true);
+    }
+    return addr;
+  }
+
   private writeChain(m: number, id: number, canPush: boolean, bufs: number): void {
     const mb = this.mb;
     const u16 = this.u16;
     const u32 = this.u32;
-    const view = this.heap.view;
     const at = this.f64[this.st + G_AVAIL_IDX]!;
     let headFlags = 0;
     let b = 0;
@@ -418,18 +475,9 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
       b++;
     }
     for (let s = m; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
-      let addr = mb.mtod(s);
-      let len = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!;
-      if (canPush && s === m) {
-        addr -= NET_HDR_SIZE;
-        len += NET_HDR_SIZE;
-        // Data may start at any offset: DataView at any alignment. Written only when not already zero, as the kernel.
-        if ((view.getUint32(addr, true) | view.getUint32(addr + 4, true) | view.getUint32(addr + 8, true)) !== 0) {
-          view.setUint32(addr, 0, true);
-          view.setUint32(addr + 4, 0, true);
-          view.setUint32(addr + 8, 0, true);
-        }
-      }
+      const push = canPush && s === m;
+      const addr = push ? this.pushHeader(s) : mb.mtod(s);
+      const len = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]! + (push ? NET_HDR_SIZE : 0);
       const hf = this.putDesc(addr, len, id, b + 1 < bufs ? VRING_DESC_F_NEXT : 0, b === 0);
       if (b === 0) headFlags = hf;
       b++;

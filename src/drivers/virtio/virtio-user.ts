@@ -328,8 +328,8 @@ class VirtioUserDriver implements EthDriver {
     const ring = this.ring(nbDesc, `tx queue ${q}`);
     const txFreeThresh = conf.txFreeThresh || Math.min(32, ring.num >> 2);
     if (txFreeThresh >= ring.num) throw new ArgError(`${this.ctx.name}: tx queue ${q}: tx_free_thresh ${txFreeThresh} must be below the ring's ${ring.num} descriptors`);
-    // A packed ring's chains are consecutive descriptors: no indirect tables (negotiated, unused).
-    const indirect = has(this.features, Feature.RING_F_INDIRECT_DESC) && !this.packed;
+    // Both ring kinds: a split table is of split descriptors, a packed one of packed (16 bytes each, too).
+    const indirect = has(this.features, Feature.RING_F_INDIRECT_DESC);
     const d: VirtioTxDesc = {
       driver: 'virtio_user',
       kind: 'tx',
