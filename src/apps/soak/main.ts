@@ -3,20 +3,26 @@
  * forwarding for N minutes on every driver pair that needs no peer outside
  * this process (net_null, net_ring with packets circulating, net_pcap
  * replaying a capture with infinite_rx, net_vhost and virtio_user paired in
- * process, two cabled net_nicsim ports), each a testpmd with one forwarding
- * lcore, while the main thread samples RSS, V8 heap, mbufs in flight, open
- * fds and packets received every few seconds. Writes soak.json and soak.svg
- * in DIR and fails (exit 1) when memory grows past its bound (soak.ts), fds
- * drift, traffic stops, or a pool is not full once the ports close.
+ * process, two cabled net_nicsim ports, a net_memif server and client over a
+ * socket in DIR), each a testpmd with one forwarding lcore, while the main
+ * thread samples RSS, V8 heap, mbufs in flight, open fds, packets received
+ * and garbage-collection pauses (its own and the lcores') every few
+ * seconds. Writes soak.json and soak.svg in DIR and fails (exit 1) when
+ * memory grows past its bound (soak.ts), fds drift, traffic stops, a
+ * forwarding lcore pauses past its bound, a pool is not full once the ports
+ * close, or a socket file or fd outlives them.
  */
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { parseTestpmdArgs } from '../testpmd/options.js';
 import { Testpmd } from '../testpmd/testpmd.js';
 import { ArgError } from '../../errors.js';
-import { DEFAULT_BOUNDS, judge, plot, type SoakBounds, type SoakSample } from './soak.js';
+import { nativeUnavailable } from '../../native/native.js';
+import { addGcSpan, emptyGcSpan, type GcSpan } from '../testpmd/gc.js';
+import { DEFAULT_BOUNDS, judge, plot, type GcSummary, type SoakBounds, type SoakSample } from './soak.js';
 
 const USAGE = `Usage: dpkit soak --minutes N [--out DIR] [--period S] [--floor MIB] [--ci]
   --minutes N   how long to forward (a number > 0)
@@ -48,20 +54,91 @@ function capture(): Uint8Array {
   return out;
 }
 
-/** The driver pairs the soak forwards on, as testpmd command lines. */
-function pairs(dir: string): { name: string; argv: string[]; txFirst: number }[] {
+/** A soak pair: a testpmd command line, the bursts it starts with (tx_first), the socket files its ports make. */
+interface Pair {
+  name: string;
+  argv: string[];
+  txFirst: number;
+  sockets: string[];
+}
+
+/** The driver pairs the soak forwards on, as testpmd command lines; `skip` hears of a pair left out, and why. */
+function pairs(dir: string, skip: (line: string) => void): Pair[] {
   const pcap = join(dir, 'replay.pcap');
   writeFileSync(pcap, capture());
   const common = ['--', '--total-num-mbufs=8192', '--forward-mode=io'];
-  return [
-    { name: 'null', argv: ['-l', '0-1', '--vdev', 'net_null0,size=64', '--vdev', 'net_null1,size=64', ...common], txFirst: 0 },
-    { name: 'ring', argv: ['-l', '0-1', '--vdev', 'net_ring0', '--vdev', 'net_ring1', ...common], txFirst: 4 },
-    { name: 'pcap', argv: ['-l', '0-1', '--vdev', `net_pcap0,rx_pcap=${pcap},infinite_rx=1,tx_pcap=/dev/null`, '--vdev', `net_pcap1,rx_pcap=${pcap},infinite_rx=1,tx_pcap=/dev/null`, ...common], txFirst: 0 },
+  const list: Pair[] = [
+    { name: 'null', argv: ['-l', '0-1', '--vdev', 'net_null0,size=64', '--vdev', 'net_null1,size=64', ...common], txFirst: 0, sockets: [] },
+    { name: 'ring', argv: ['-l', '0-1', '--vdev', 'net_ring0', '--vdev', 'net_ring1', ...common], txFirst: 4, sockets: [] },
+    { name: 'pcap', argv: ['-l', '0-1', '--vdev', `net_pcap0,rx_pcap=${pcap},infinite_rx=1,tx_pcap=/dev/null`, '--vdev', `net_pcap1,rx_pcap=${pcap},infinite_rx=1,tx_pcap=/dev/null`, ...common], txFirst: 0, sockets: [] },
     // Both ends of one vhost-user path in one testpmd pair in process (vhost/in-process.ts): no socket, no peer.
-    { name: 'vhost', argv: ['-l', '0-1', '--vdev', `net_vhost0,iface=${join(dir, 'soak-vhost.sock')}`, '--vdev', `virtio_user0,path=${join(dir, 'soak-vhost.sock')}`, ...common], txFirst: 4 },
+    { name: 'vhost', argv: ['-l', '0-1', '--vdev', `net_vhost0,iface=${join(dir, 'soak-vhost.sock')}`, '--vdev', `virtio_user0,path=${join(dir, 'soak-vhost.sock')}`, ...common], txFirst: 4, sockets: [] },
     // Two cabled NIC models: descriptor rings, lazy tx reclaim, and the model's hardware thread.
-    { name: 'nicsim', argv: ['-l', '0-1', '--vdev', 'net_nicsim0,peer=net_nicsim1', '--vdev', 'net_nicsim1', ...common], txFirst: 4 },
+    { name: 'nicsim', argv: ['-l', '0-1', '--vdev', 'net_nicsim0,peer=net_nicsim1', '--vdev', 'net_nicsim1', ...common], txFirst: 4, sockets: [] },
   ];
+  // A memif server and its client in one testpmd, over a real socket file (not an abstract name)
+  // so that closing the ports is seen to remove it; memfd regions and the control socket need the shim.
+  const why = nativeUnavailable();
+  if (why !== undefined) {
+    skip(`memif: skipped: the native shim is ${why}`);
+  } else {
+    const sock = join(dir, 'soak-memif.sock');
+    rmSync(sock, { force: true }); // a run killed before closing its ports left it
+    const at = `socket=${sock},socket-abstract=no`;
+    list.push({ name: 'memif', argv: ['-l', '0-1', '--vdev', `net_memif0,role=server,${at}`, '--vdev', `net_memif1,role=client,${at}`, ...common], txFirst: 4, sockets: [sock] });
+  }
+  return list;
+}
+
+/** How long a pair's ports have to come up (memif connects over its socket through the event loop). */
+const LINK_WAIT_MS = 10_000;
+
+/** Resolves true once every port of `pmd` is up, false after LINK_WAIT_MS. */
+async function linksUp(pmd: Testpmd): Promise<boolean> {
+  const end = performance.now() + LINK_WAIT_MS;
+  while (!pmd.ports.every((p) => pmd.ethdev.linkUp(p))) {
+    if (performance.now() > end) return false;
+    await sleep(10);
+  }
+  return true;
+}
+
+/** The main thread's garbage collections, from `gc` performance entries, taken a sample at a time. */
+class MainGc {
+  private span = emptyGcSpan();
+  private readonly observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) this.add(e.duration);
+  });
+
+  constructor() {
+    this.observer.observe({ entryTypes: ['gc'] });
+  }
+
+  private add(ms: number): void {
+    this.span.count++;
+    this.span.totalMs += ms;
+    this.span.maxMs = Math.max(this.span.maxMs, ms);
+    this.span.pausesMs.push(ms);
+  }
+
+  /** The collections since the last take. */
+  take(): GcSpan {
+    for (const e of this.observer.takeRecords()) this.add(e.duration);
+    const s = this.span;
+    this.span = emptyGcSpan();
+    return s;
+  }
+
+  disconnect(): void {
+    this.observer.disconnect();
+  }
+}
+
+/** `soak: gc lcores: 0 collections …`: one kind of thread's pauses over the measured window. */
+function gcLine(g: GcSummary, bounds: SoakBounds): string {
+  const who = g.kind === 'main' ? 'main thread' : `forwarding lcores (bound ${bounds.lcorePauseMs} ms a pause)`;
+  const ms = (v: number) => `${v.toFixed(2)} ms`;
+  return `soak: gc ${who}: ${g.count} collections, pause p50 ${ms(g.p50Ms)} p99 ${ms(g.p99Ms)} max ${ms(g.maxMs)}, ${(g.fraction * 100).toFixed(3)} % of the time`;
 }
 
 function openFds(): number {
@@ -87,8 +164,12 @@ export async function soakMain(argv: string[]): Promise<number> {
   const bounds: SoakBounds = { ...DEFAULT_BOUNDS, warmup: Math.min(DEFAULT_BOUNDS.warmup, seconds / 3), floorBytes: floorMiB * 2 ** 20 };
   const say = (line: string) => process.stdout.write(line + '\n');
 
-  const runs = pairs(out).map((p) => ({ ...p, pmd: new Testpmd(parseTestpmdArgs(p.argv, [0, 1]), () => {}) }));
+  // The first write to a piped stdout opens /dev/null (libuv): done before the count, it is no pair's.
+  process.stdout.write('');
+  const fdsBefore = openFds();
+  const runs = pairs(out, say).map((p) => ({ ...p, pmd: new Testpmd(parseTestpmdArgs(p.argv, [0, 1]), () => {}) }));
   const problems: string[] = [];
+  const mainGc = new MainGc();
   const samples: SoakSample[] = [];
   /** Each pair's packets received when the warm-up ended and at the last sample: every pair must forward, not just the sum. */
   const rxAtWarm = new Map<string, number>();
@@ -103,7 +184,11 @@ export async function soakMain(argv: string[]): Promise<number> {
   watchdog.unref();
 
   try {
-    for (const r of runs) await r.pmd.start(r.txFirst);
+    for (const r of runs) {
+      if (!(await linksUp(r.pmd))) problems.push(`${r.name}: a port's link still down ${LINK_WAIT_MS / 1000} s after it started`);
+      await r.pmd.start(r.txFirst);
+    }
+    mainGc.take(); // the start-up's collections are no sample's
     const failed = Promise.race(runs.map((r) => r.pmd.failed().catch((e: Error) => `${r.name}: ${e.message}`)));
     let failure: string | undefined;
     void failed.then((m) => (failure = m));
@@ -111,6 +196,12 @@ export async function soakMain(argv: string[]): Promise<number> {
     say(`soak: ${runs.map((r) => r.name).join(', ')} forwarding for ${minutes} min, a sample every ${period} s, warm-up ${bounds.warmup} s`);
     for (let k = 1; (performance.now() - t0) / 1000 < seconds && failure === undefined; k++) {
       await sleep(Math.max(0, t0 + k * period * 1000 - performance.now()));
+      const lcores = emptyGcSpan();
+      let nbLcores = 0;
+      for (const answers of await Promise.all(runs.map((r) => r.pmd.lcoreGc()))) {
+        for (const a of answers) addGcSpan(lcores, a.gc);
+        nbLcores += answers.length;
+      }
       const m = process.memoryUsage();
       const s: SoakSample = {
         t: (performance.now() - t0) / 1000,
@@ -119,6 +210,7 @@ export async function soakMain(argv: string[]): Promise<number> {
         inUse: runs.reduce((a, r) => a + r.pmd.pool.inUse(), 0),
         fds: openFds(),
         rxPackets: runs.reduce((a, r) => a + r.pmd.fwdStats().total.rxPackets, 0),
+        gc: { main: mainGc.take(), lcores, nbLcores },
       };
       samples.push(s);
       for (const r of runs) {
@@ -126,7 +218,7 @@ export async function soakMain(argv: string[]): Promise<number> {
         if (s.t < bounds.warmup || !rxAtWarm.has(r.name)) rxAtWarm.set(r.name, rx);
         rxAtEnd.set(r.name, rx);
       }
-      if (!values.ci) say(`soak: ${s.t.toFixed(0)} s rss ${(s.rss / 2 ** 20).toFixed(1)} MiB heap ${(s.heapUsed / 2 ** 20).toFixed(1)} MiB in flight ${s.inUse} fds ${s.fds} rx ${s.rxPackets}`);
+      if (!values.ci) say(`soak: ${s.t.toFixed(0)} s rss ${(s.rss / 2 ** 20).toFixed(1)} MiB heap ${(s.heapUsed / 2 ** 20).toFixed(1)} MiB in flight ${s.inUse} fds ${s.fds} rx ${s.rxPackets} gc main ${s.gc.main.count} (max ${s.gc.main.maxMs.toFixed(1)} ms) lcores ${s.gc.lcores.count} (max ${s.gc.lcores.maxMs.toFixed(1)} ms)`);
     }
     if (failure !== undefined) problems.push(failure);
     for (const r of runs) if ((rxAtEnd.get(r.name) ?? 0) <= (rxAtWarm.get(r.name) ?? 0)) problems.push(`${r.name}: no packet received after the warm-up`);
@@ -138,15 +230,23 @@ export async function soakMain(argv: string[]): Promise<number> {
       } catch (e) {
         problems.push(`${r.name}: ${(e as Error).message}`);
       }
+      for (const f of r.sockets) if (existsSync(f)) problems.push(`${r.name}: ${f} left behind once its ports closed`);
     }
+    mainGc.disconnect();
   }
+  // Every port closed, every lcore's worker gone: what they opened is closed too.
+  const fdsAfter = openFds();
+  if (fdsAfter > fdsBefore) problems.push(`open fds went from ${fdsBefore} before the pairs started to ${fdsAfter} once they closed`);
   const verdict = judge(samples, bounds);
   problems.push(...verdict.problems);
   const pass = problems.length === 0;
-  const record = { minutes, period, bounds, pairs: runs.map((r) => ({ name: r.name, argv: r.argv, rxPackets: rxAtEnd.get(r.name) ?? 0 })), samples, trends: verdict.trends, problems, pass };
+  // collections: on the pair's forwarding lcore over the whole run, start-up included (null when it did not stop cleanly).
+  const pairsOut = runs.map((r) => ({ name: r.name, argv: r.argv, rxPackets: rxAtEnd.get(r.name) ?? 0, collections: r.pmd.gcOfLcore.size ? [...r.pmd.gcOfLcore.values()].reduce((a, b) => a + b, 0) : null }));
+  const record = { minutes, period, bounds, pairs: pairsOut, samples, trends: verdict.trends, gc: verdict.gc, problems, pass };
   writeFileSync(join(out, 'soak.json'), JSON.stringify(record, null, 2) + '\n');
-  writeFileSync(join(out, 'soak.svg'), plot(samples, `dpkit soak: ${runs.map((r) => r.name).join(', ')}, ${minutes} min`, bounds.warmup));
+  writeFileSync(join(out, 'soak.svg'), plot(samples, `dpkit soak: ${runs.map((r) => r.name).join(', ')}, ${minutes} min`, bounds.warmup, bounds.lcorePauseMs));
   for (const t of verdict.trends) say(`soak: ${t.metric} ${t.ok ? 'flat' : 'GREW'}: ${(t.growth / 2 ** 20).toFixed(2)} MiB over the measured window (bound ${(t.bound / 2 ** 20).toFixed(2)} MiB)`);
+  for (const g of verdict.gc) say(gcLine(g, bounds));
   for (const p of problems) say(`soak: FAIL: ${p}`);
   say(`soak: ${pass ? 'pass' : 'fail'}; ${join(out, 'soak.json')}, ${join(out, 'soak.svg')}`);
   clearTimeout(watchdog);

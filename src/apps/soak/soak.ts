@@ -6,7 +6,13 @@
  * window, not the difference of two samples, so one garbage collection at
  * the end decides nothing), the pools hold no more mbufs in flight at the end
  * than at the first measured sample allows, and the fds are as they were.
+ * Garbage-collection pauses are summed up per kind of thread (the main
+ * thread, the forwarding lcores); a forwarding lcore's pause past its bound
+ * fails the run, since it stalls forwarding (docs/reliability.md).
  */
+import type { GcSpan } from '../testpmd/gc.js';
+
+export type { GcSpan };
 
 /** One sample of the run. */
 export interface SoakSample {
@@ -21,6 +27,11 @@ export interface SoakSample {
   fds: number;
   /** Packets received so far, summed over every forwarding port. */
   rxPackets: number;
+  /**
+   * Garbage collections since the previous sample: on the main thread (control plane and this
+   * sampler) and on the forwarding lcores (every pair's, together; `lcores` of them answered).
+   */
+  gc: { main: GcSpan; lcores: GcSpan; nbLcores: number };
 }
 
 /** What the soak promises (docs/reliability.md). */
@@ -31,9 +42,13 @@ export interface SoakBounds {
   growth: number;
   /** …or in bytes, whichever is larger (small heaps move by whole pages and GC steps). */
   floorBytes: number;
+  /** Longest garbage-collection pause allowed on a forwarding lcore after the warm-up, ms: a stall. */
+  lcorePauseMs: number;
+  /** Most collections per minute per forwarding lcore after the warm-up: more means the data path allocates. */
+  lcoreGcPerMinute: number;
 }
 
-export const DEFAULT_BOUNDS: SoakBounds = { warmup: 60, growth: 0.02, floorBytes: 4 << 20 };
+export const DEFAULT_BOUNDS: SoakBounds = { warmup: 60, growth: 0.02, floorBytes: 4 << 20, lcorePauseMs: 50, lcoreGcPerMinute: 1 };
 
 /** The least-squares slope of `y` over `x` (units of y per unit of x); 0 with fewer than 2 points. */
 export function slope(x: readonly number[], y: readonly number[]): number {
@@ -67,8 +82,44 @@ export interface Trend {
   ok: boolean;
 }
 
-/** The soak's verdict over `samples`: the trends, and the problems (empty: it passed). */
-export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAULT_BOUNDS): { trends: Trend[]; problems: string[] } {
+/** One kind of thread's garbage collections over the measured window. */
+export interface GcSummary {
+  kind: 'main' | 'lcores';
+  count: number;
+  /** Pause percentiles (nearest rank) and the longest, ms; 0 with none. */
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Pause time over thread time: summed pauses / (window × threads). */
+  fraction: number;
+}
+
+/** The `p`-th percentile (0..100) of `xs` by nearest rank; 0 when empty. */
+export function percentile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return 0;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Sums the collections of `kind` over `measured`, which cover `seconds` of run time on `threads` threads. */
+function gcSummary(measured: readonly SoakSample[], kind: 'main' | 'lcores', seconds: number, threads: number): GcSummary {
+  const pauses: number[] = [];
+  let count = 0;
+  let total = 0;
+  let max = 0;
+  for (let i = 0; i < measured.length; i++) {
+    const g = measured[i]!.gc[kind];
+    count += g.count;
+    total += g.totalMs;
+    max = Math.max(max, g.maxMs);
+    for (const p of g.pausesMs) pauses.push(p);
+  }
+  const threadSeconds = seconds * threads;
+  return { kind, count, p50Ms: percentile(pauses, 50), p99Ms: percentile(pauses, 99), maxMs: max, fraction: threadSeconds > 0 ? total / 1000 / threadSeconds : 0 };
+}
+
+/** The soak's verdict over `samples`: the trends, the collections, and the problems (empty: it passed). */
+export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAULT_BOUNDS): { trends: Trend[]; gc: GcSummary[]; problems: string[] } {
   const measured = samples.filter((s) => s.t >= bounds.warmup);
   const problems: string[] = [];
   if (measured.length < 3) problems.push(`only ${measured.length} samples after the ${bounds.warmup} s warm-up: run longer or sample more often`);
@@ -90,41 +141,75 @@ export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAU
     if (last.fds > first.fds) problems.push(`open fds went from ${first.fds} to ${last.fds}`);
     if (last.rxPackets <= first.rxPackets) problems.push(`no packet received after the warm-up (${last.rxPackets} in all)`);
   }
-  return { trends, problems };
+  // Each sample's collections happened since the one before it: the window they cover starts there.
+  const firstAt = samples.indexOf(measured[0]!);
+  const covered = measured.length ? measured[measured.length - 1]!.t - (firstAt > 0 ? samples[firstAt - 1]!.t : 0) : 0;
+  const nbLcores = Math.max(1, ...measured.map((s) => s.gc.nbLcores));
+  const lcores = gcSummary(measured, 'lcores', covered, nbLcores);
+  const gc = [gcSummary(measured, 'main', covered, 1), lcores];
+  const allowed = Math.max(1, Math.floor((bounds.lcoreGcPerMinute * nbLcores * covered) / 60));
+  if (lcores.count > allowed) {
+    problems.push(`the forwarding lcores collected garbage ${lcores.count} times in ${covered.toFixed(0)} s over ${nbLcores} lcores, past the bound of ${bounds.lcoreGcPerMinute} a minute per lcore (${allowed} allowed): something on the data path allocates`);
+  }
+  const stalls = measured.filter((s) => s.gc.lcores.maxMs > bounds.lcorePauseMs);
+  if (stalls.length > 0) {
+    const worst = stalls.reduce((a, s) => (s.gc.lcores.maxMs > a.gc.lcores.maxMs ? s : a));
+    problems.push(`a forwarding lcore paused ${worst.gc.lcores.maxMs.toFixed(1)} ms for garbage collection (in the sample at ${worst.t.toFixed(0)} s; ${stalls.length} sample(s) past the bound of ${bounds.lcorePauseMs} ms)`);
+  }
+  return { trends, gc, problems };
 }
 
 function mib(b: number): string {
   return `${(b / 2 ** 20).toFixed(2)} MiB`;
 }
 
-/** An SVG plot of RSS, V8 heap (MiB, left axis) and mbufs in flight (right axis, scaled) over time. */
-export function plot(samples: readonly SoakSample[], title: string, warmup: number): string {
+/**
+ * An SVG plot: RSS, V8 heap (MiB, left axis) and mbufs in flight (right axis, scaled) over time;
+ * below, the longest garbage-collection pause of each sample on the main thread and on the
+ * forwarding lcores (ms), with the lcores' bound dashed.
+ */
+export function plot(samples: readonly SoakSample[], title: string, warmup: number, lcorePauseMs = DEFAULT_BOUNDS.lcorePauseMs): string {
   const W = 800;
   const H = 360;
   const L = 60;
   const R = 60;
   const T = 30;
   const B = 40;
+  // The pause panel, below the memory one.
+  const GT = H + 10;
+  const GH = 150;
   const tMax = Math.max(1, ...samples.map((s) => s.t));
   const mMax = Math.max(1, ...samples.map((s) => s.rss / 2 ** 20)) * 1.1;
   const iMax = Math.max(1, ...samples.map((s) => s.inUse)) * 1.1;
+  const pMax = Math.max(lcorePauseMs, ...samples.map((s) => Math.max(s.gc.main.maxMs, s.gc.lcores.maxMs))) * 1.1;
   const x = (t: number) => L + ((W - L - R) * t) / tMax;
   const y = (v: number, max: number) => H - B - ((H - T - B) * v) / max;
-  const line = (f: (s: SoakSample) => number, max: number, color: string) =>
-    `<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${samples.map((s) => `${x(s.t).toFixed(1)},${y(f(s), max).toFixed(1)}`).join(' ')}"/>`;
+  const gy = (ms: number) => GT + GH - (GH * ms) / pMax;
+  const poly = (yOf: (s: SoakSample) => number, color: string) =>
+    `<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${samples.map((s) => `${x(s.t).toFixed(1)},${yOf(s).toFixed(1)}`).join(' ')}"/>`;
+  const line = (f: (s: SoakSample) => number, max: number, color: string) => poly((s) => y(f(s), max), color);
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${L - 6}" y="${y(f * mMax, mMax) + 4}" text-anchor="end">${(f * mMax).toFixed(0)}</text>`).join('');
+  const gticks = [0, 0.5, 1].map((f) => `<text x="${L - 6}" y="${(gy(f * pMax) + 4).toFixed(1)}" text-anchor="end">${(f * pMax).toFixed(f * pMax < 10 ? 1 : 0)}</text>`).join('');
   const tt = [0, 0.5, 1].map((f) => `<text x="${x(f * tMax)}" y="${H - B + 16}" text-anchor="middle">${(f * tMax).toFixed(0)} s</text>`).join('');
+  const warm = Math.max(0, x(Math.min(warmup, tMax)) - L);
   const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${GT + GH + 30}" font-family="sans-serif" font-size="11">
 <text x="${L}" y="18" font-size="13">${esc(title)}</text>
 <rect x="${L}" y="${T}" width="${W - L - R}" height="${H - T - B}" fill="none" stroke="#999"/>
-<rect x="${L}" y="${T}" width="${Math.max(0, x(Math.min(warmup, tMax)) - L)}" height="${H - T - B}" fill="#eee"/>
+<rect x="${L}" y="${T}" width="${warm}" height="${H - T - B}" fill="#eee"/>
 ${ticks}${tt}<text x="12" y="${T + 10}">MiB</text><text x="${W - R + 6}" y="${T + 10}">mbufs</text>
 <text x="${W - R + 6}" y="${y(iMax / 1.1, iMax) + 4}">${Math.round(iMax / 1.1)}</text>
 ${line((s) => s.rss / 2 ** 20, mMax, '#1f77b4')}
 ${line((s) => s.heapUsed / 2 ** 20, mMax, '#2ca02c')}
 ${line((s) => s.inUse, iMax, '#d62728')}
 <text x="${L + 8}" y="${H - 8}" fill="#1f77b4">RSS</text><text x="${L + 48}" y="${H - 8}" fill="#2ca02c">V8 heap used</text><text x="${L + 140}" y="${H - 8}" fill="#d62728">mbufs in flight (right)</text><text x="${L + 290}" y="${H - 8}" fill="#888">grey: warm-up, left out of the slopes</text>
+<rect x="${L}" y="${GT}" width="${W - L - R}" height="${GH}" fill="none" stroke="#999"/>
+<rect x="${L}" y="${GT}" width="${warm}" height="${GH}" fill="#eee"/>
+${gticks}<text x="12" y="${GT + 10}">ms</text>
+<line x1="${L}" x2="${W - R}" y1="${gy(lcorePauseMs).toFixed(1)}" y2="${gy(lcorePauseMs).toFixed(1)}" stroke="#9467bd" stroke-dasharray="4 3"/>
+${poly((s) => gy(s.gc.main.maxMs), '#ff7f0e')}
+${poly((s) => gy(s.gc.lcores.maxMs), '#9467bd')}
+<text x="${L + 8}" y="${GT + GH + 20}" fill="#ff7f0e">longest GC pause per sample: main thread</text><text x="${L + 250}" y="${GT + GH + 20}" fill="#9467bd">forwarding lcores (dashed: their bound)</text>
 </svg>
 `;
 }

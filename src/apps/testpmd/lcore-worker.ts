@@ -7,7 +7,8 @@
  * tx_first`). On exit it returns its mempool cache to the shared ring, so
  * the pool is full once ports drain; when the loop threw (a user engine, a
  * broken capture), it does so too and then rethrows, which stops every lcore.
- * It reports how many garbage collections ran while it forwarded.
+ * It reports how many garbage collections ran while it forwarded, and
+ * hands over their pauses whenever the main thread asks (gc.ts).
  */
 import { writeSync } from 'node:fs';
 import { GCProfiler } from 'node:v8';
@@ -28,6 +29,7 @@ import { txonly } from '../../fwd/txonly.js';
 import { dumpingRxQueue, retryingTxQueue } from './rxtx-hooks.js';
 import { LCC_BUSY_NS, LCC_BUSY_POLLS, LCC_IDLE_POLLS, LCC_TOTAL_NS, spreadRxQueue, spreadTxQueue } from './cycles.js';
 import { FS_RX_PACKETS, FS_TX_PACKETS } from '../../fwd/engine.js';
+import { LcoreGcAnswer } from './gc.js';
 
 /** One stream as the main thread describes it to the lcore. */
 export interface StreamJob {
@@ -67,6 +69,8 @@ export interface LcoreJob {
   dumpTo: 'stdout' | 'stderr';
   /** Cycles recorded (--record-core-cycles, metrics, dashboard): first Float64 slot of this lcore's lcoreCycles block. */
   cycles?: number;
+  /** Byte offset of this lcore's lcoreGc block, where it answers the main thread's asks for its collections. */
+  gc: number;
 }
 
 /** The lcore's last message: it stopped cleanly, after `gc` garbage collections while forwarding. */
@@ -138,12 +142,13 @@ const nb = streams.length;
 
 lcoreReady(ctl, cpu);
 // Counts collections over the forwarding loop: an allocation-free data path makes none.
-const gc = new GCProfiler();
+const profiler = new GCProfiler();
+const gc = new LcoreGcAnswer(heap, job.gc, profiler);
 let failed = false;
 let failure: unknown;
 // Stopped before the launch (another lcore failed its set-up): no burst goes out.
 if (Atomics.load(ctl, CTL_STOP) === 0) {
-  gc.start();
+  profiler.start();
   try {
     if (first) for (let k = 0; k < job.txFirst; k++) for (const fs of streams) first.fwd(fs);
     // One pass over every stream before start() returns: statistics read right after show it.
@@ -153,7 +158,10 @@ if (Atomics.load(ctl, CTL_STOP) === 0) {
     if (job.cycles === undefined) {
       for (let pass = 1; ; pass++) {
         for (let i = 0; i < nb; i++) engine.fwd(streams[i]!);
-        if (pass % STOP_CHECK_EVERY === 0 && Atomics.load(ctl, CTL_STOP) !== 0) break;
+        if (pass % STOP_CHECK_EVERY === 0) {
+          if (Atomics.load(ctl, CTL_STOP) !== 0) break;
+          gc.check();
+        }
       }
     } else {
       timedLoop(job.cycles);
@@ -199,12 +207,13 @@ function timedLoop(c: number): void {
     if (pass % STOP_CHECK_EVERY === 0) {
       f64[c + LCC_TOTAL_NS] = (performance.now() - t0) * 1e6;
       if (Atomics.load(ctl, CTL_STOP) !== 0) break;
+      gc.check();
     }
   }
   f64[c + LCC_TOTAL_NS] = (performance.now() - t0) * 1e6;
 }
 
-const gcCount = gc.stop()?.statistics.length ?? 0;
+const gcCount = gc.finish();
 
 /** Buffered output goes out and files this lcore opened close, then every pool it touched gets its cached mbufs back. */
 function release(): void {

@@ -4,6 +4,7 @@
  * shell and the non-interactive run print. The data path runs in lcore
  * workers (lcore-worker.ts); everything here is control plane.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { drivers, vdevsMemory } from '../../drivers/index.js';
 import { ArgError, LeakError } from '../../errors.js';
 import { Ethdev } from '../../ethdev/ethdev.js';
@@ -26,6 +27,7 @@ import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS
 import { engineChecks, engines } from '../../fwd/index.js';
 import { engineModuleUrl, isEnginePath } from '../../api/user-engine.js';
 import type { LcoreDone, LcoreJob, StreamJob } from './lcore-worker.js';
+import { clearLcoreGc, LcoreGcAsk, newLcoreGc, type GcSpan } from './gc.js';
 import { BURST_SPREAD_SIZE, burstStatsLine, clearSlots, cyclesLines, LCC_BUSY_NS, LCC_BUSY_POLLS, LCC_IDLE_POLLS, LCC_TOTAL_NS, LCORE_CYCLES_SIZE, newBurstSpread, newLcoreCycles } from './cycles.js';
 import type { PortTopology, TestpmdOptions } from './options.js';
 
@@ -141,6 +143,10 @@ export class Testpmd {
   private readonly deadLcores = new Set<number>();
   /** Fwd lcore -> its lcoreCycles block (first Float64 slot), when cycles are recorded. */
   private cycleSlots = new Map<number, number>();
+  /** Fwd lcore -> its lcoreGc block (byte offset), reused across starts. */
+  private gcBlocks = new Map<number, number>();
+  /** The main thread's side of each forwarding lcore's lcoreGc block, for the last start. */
+  private gcAsks = new Map<number, LcoreGcAsk>();
   /** Stream stats slot -> its rx and tx burstSpread blocks, with --record-burst-stats. */
   private spreadSlots = new Map<number, [number, number]>();
   /**
@@ -331,6 +337,7 @@ export class Testpmd {
     const o = this.opts.observe;
     this.recording = { coreCycles: this.recordCoreCycles, burstStats: this.recordBurstStats, cycles: this.recordCoreCycles || o.metrics !== undefined || o.web !== undefined };
     const polled = new Int32Array(new SharedArrayBuffer(4));
+    this.gcAsks = new Map();
     const launches = this.streams.map((list, i) => {
       const job: LcoreJob = {
         heap: this.heap.descriptor(),
@@ -345,6 +352,7 @@ export class Testpmd {
         dumpTo: this.opts.json ? 'stderr' : 'stdout',
         polled,
         ...(this.recordsCycles ? { cycles: this.cyclesSlot(ids[i]!) } : {}),
+        gc: this.gcBlock(ids[i]!),
         streams: list.map(
           (s): StreamJob => ({
             ...s,
@@ -411,6 +419,34 @@ export class Testpmd {
     if (slot === undefined) this.cycleSlots.set(lcore, (slot = newLcoreCycles(this.heap)));
     clearSlots(this.heap, slot, LCORE_CYCLES_SIZE);
     return slot;
+  }
+
+  /** The lcore's lcoreGc block, zeroed for a new start, and a fresh asker for it. */
+  private gcBlock(lcore: number): number {
+    let block = this.gcBlocks.get(lcore);
+    if (block === undefined) this.gcBlocks.set(lcore, (block = newLcoreGc(this.heap)));
+    clearLcoreGc(this.heap, block);
+    this.gcAsks.set(lcore, new LcoreGcAsk(this.heap, block));
+    return block;
+  }
+
+  /**
+   * The garbage collections on the forwarding lcores since the last call
+   * (since forwarding started, the first time), by lcore: each lcore is
+   * asked and answers at its next look at the stop flag, which takes
+   * microseconds unless it is descheduled. An lcore that has not answered
+   * within `waitMs` is left out; its collections come with a later call.
+   * Resolves with nothing while forwarding is stopped.
+   */
+  async lcoreGc(waitMs = 500): Promise<{ lcore: number; gc: GcSpan }[]> {
+    if (!this.lcores) return [];
+    const asks = [...this.gcAsks];
+    for (const [, a] of asks) a.ask();
+    for (const end = performance.now() + waitMs; performance.now() < end && !asks.every(([, a]) => a.answered()); ) await sleep(1);
+    return asks.flatMap(([lcore, a]) => {
+      const gc = a.take();
+      return gc ? [{ lcore, gc }] : [];
+    });
   }
 
   /** With --record-burst-stats, the stream's zeroed rx and tx spreads for the lcore job. */

@@ -265,20 +265,28 @@ class PcapTxQueue implements TxQueue {
     let bytes = 0;
     if (w !== null && n > 0) {
       const mb = this.mb;
-      // The sending time, once per burst, for packets without an rx timestamp.
-      const now = performance.timeOrigin + performance.now();
-      const nowSec = Math.floor(now / 1000);
-      const nowNsec = Math.floor((now - nowSec * 1000) * 1e6);
+      // The sending time, read once per burst and only when a packet has no rx timestamp:
+      // a clock read makes garbage on Node 20, which a replayed capture need never pay.
+      let nowSec = -1;
+      let nowNsec = 0;
       for (let i = 0; i < n; i++) {
         const h = burst[i]!;
         const len = mb.pktLen(h);
         const caplen = len < MAX_CAPLEN ? len : MAX_CAPLEN;
-        let sec = nowSec;
-        let nsec = nowNsec;
+        let sec: number;
+        let nsec: number;
         if ((mb.olFlags(h) & OlFlags.RX_TIMESTAMP) !== 0) {
           unitsToTs(mb.timestampHi(h), mb.timestampLo(h), 1e9, this.ts);
           sec = this.ts.sec;
           nsec = this.ts.nsec;
+        } else {
+          if (nowSec < 0) {
+            const now = performance.timeOrigin + performance.now();
+            nowSec = Math.floor(now / 1000);
+            nowNsec = Math.floor((now - nowSec * 1000) * 1e6);
+          }
+          sec = nowSec;
+          nsec = nowNsec;
         }
         let at = d.buffer + w.beginRecord(caplen, len, sec, nsec);
         let left = caplen;
