@@ -54,7 +54,7 @@ describe('layout table', () => {
     assert.ok(!h?.includes('TW_A'), 'indexes are TypeScript-only');
     assert.equal(render('x.record.ts', rec(false)).h, undefined);
     const files = [...(await renderLayouts()).keys()];
-    for (const header of ['native/src/mbuf-layout.h']) assert.ok(files.some((p) => p.endsWith(header)), `${header} is generated (and so checked current above)`);
+    for (const header of ['native/src/mbuf-layout.h', 'native/src/tap-layout.h']) assert.ok(files.some((p) => p.endsWith(header)), `${header} is generated (and so checked current above)`);
   });
 
   it('refuses a misaligned field, an overlap, a field past the end and a non-power-of-two handle record', () => {
