@@ -3,113 +3,228 @@
 // per-burst loops Node cannot do: a tap hands over one frame per read() and
 // takes one per write(), so the shim walks a whole burst in one call.
 //
-// The frames live in the heap, in rings laid out as TPACKET_V2 rings
-// (af-packet.record.ts: tp_status, tp_len, tp_snaplen, tp_mac; the packet at
-// byte 32). tapRx and tapTx play the kernel's part of net_af_packet's rings:
-// tapRx fills frames the wasm rx kernel handed back (TP_STATUS_KERNEL) and
-// gives them to it (TP_STATUS_USER); tapTx writes frames the tx kernel filled
-// (TP_STATUS_SEND_REQUEST) and frees them (TP_STATUS_AVAILABLE). So the mbuf
-// work stays in the kernels and their twins, and the shim touches only bytes.
+// The bytes move once each way, between the tap and the mbufs: tapRxBurst
+// readv()s each frame straight into mbufs the queue allocated for the burst
+// (the head, and past its data room the spares, chained), and tapTxBurst
+// writev()s each packet from its segments. Both read the queue's block
+// (tap.record.ts) and the mbuf records with the generated layouts
+// (tap-layout.h, mbuf-layout.h); every heap offset they follow is checked
+// against the heap's length first, so a stray handle is an error, not a write
+// outside the heap.
 #include "tap.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common.h"
+#include "mbuf-layout.h"
+#include "tap-layout.h"
 
 namespace dpkit {
 namespace {
 
-constexpr uint32_t kStatusFree = 0;       // TP_STATUS_KERNEL (rx) / TP_STATUS_AVAILABLE (tx)
-constexpr uint32_t kStatusFilled = 1;     // TP_STATUS_USER (rx) / TP_STATUS_SEND_REQUEST (tx)
-constexpr uint32_t kFrameData = 32;       // AFP_TX_DATA: where a frame's packet starts
+using namespace layout;
 
-uint32_t LoadStatus(const uint8_t* frame) { return __atomic_load_n(reinterpret_cast<const uint32_t*>(frame), __ATOMIC_ACQUIRE); }
-void StoreStatus(uint8_t* frame, uint32_t s) { __atomic_store_n(reinterpret_cast<uint32_t*>(frame), s, __ATOMIC_RELEASE); }
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T>
+void Store(uint8_t* p, T v) {
+  memcpy(p, &v, sizeof v);
+}
 
-/** Ring arguments shared by tapRx and tapTx: the heap, the frame table, where to start, how many at most. */
-struct Ring {
-  int fd;
+/** The heap, a queue block in it and a burst array: what both burst calls start from. */
+struct Call {
   uint8_t* heap;
-  size_t heapLen;
-  const uint32_t* table;
-  uint64_t count, start, max, frameSize;
+  size_t len;
+  uint8_t* q;
+  uint32_t* burst;
+  uint64_t n;
 };
 
-/** Reads (fd, heap: Uint8Array, table, count, start, max, frameSize) and checks every frame lies in the heap. */
-bool ArgRing(const Napi::CallbackInfo& info, Ring* r) {
-  uint64_t table;
-  if (info.Length() != 7 || !ArgFd(info, 0, &r->fd) || !ArgBytes(info, 1, &r->heap, &r->heapLen) || !ArgSize(info, 2, &table) ||
-      !ArgSize(info, 3, &r->count) || !ArgSize(info, 4, &r->start) || !ArgSize(info, 5, &r->max) || !ArgSize(info, 6, &r->frameSize))
-    return false;
-  if (r->count == 0 || r->start >= r->count || table % 4 != 0 || table + r->count * 4 > r->heapLen || r->frameSize <= kFrameData) return false;
-  r->table = reinterpret_cast<const uint32_t*>(r->heap + table);
-  for (uint64_t i = 0; i < r->count; i++) {
-    if (r->table[i] % 4 != 0 || r->table[i] + r->frameSize > r->heapLen) return false;
-  }
+/** Reads (heap: Uint8Array, q, burst, n) and checks the block and the burst lie in the heap. */
+bool ArgCall(const Napi::CallbackInfo& info, Call* c) {
+  uint64_t q, burst;
+  if (!ArgBytes(info, 0, &c->heap, &c->len) || !ArgSize(info, 1, &q) || !ArgSize(info, 2, &burst) || !ArgSize(info, 3, &c->n)) return false;
+  if (q % 8 != 0 || q + TAP_QUEUE_SIZE > c->len || burst % 4 != 0 || burst + c->n * 4 > c->len) return false;
+  c->q = c->heap + q;
+  c->burst = reinterpret_cast<uint32_t*>(c->heap + burst);
   return true;
 }
 
-const char* kRingUsage = "(fd: number, heap: Uint8Array, table: number, count: number, start: number, max: number, frameSize: number)";
+/** One mbuf segment, checked: its record and its data room (or data) in the heap. */
+struct Seg {
+  uint8_t* rec;
+  uint8_t* data;
+  uint32_t room;  // rx: bytes from the data start to the buffer's end; tx: data_len
+};
 
-// tapRx(fd, heap, table, count, start, max, frameSize): reads frames into free
-// ring frames from `start` on, at most `max`, until the tap has none
-// (EAGAIN) or a frame is still the rx kernel's. Returns the frames filled, or
-// -errno when the first read failed otherwise (EBADFD: the interface is gone).
-Napi::Value TapRx(const Napi::CallbackInfo& info) {
-  Ring r;
-  if (!ArgRing(info, &r)) return ThrowUsage(info.Env(), (std::string("tapRx") + kRingUsage).c_str());
-  uint64_t f = r.start;
-  int64_t done = 0;
-  const size_t cap = r.frameSize - kFrameData;
-  while (static_cast<uint64_t>(done) < r.max) {
-    uint8_t* fr = r.heap + r.table[f];
-    if (LoadStatus(fr) != kStatusFree) break;
-    ssize_t n = read(r.fd, fr + kFrameData, cap);
-    if (n < 0) {
-      if (done == 0 && errno != EAGAIN) done = -errno;
-      break;
-    }
-    const uint32_t len = static_cast<uint32_t>(n);
-    const uint16_t mac = kFrameData;
-    memcpy(fr + 4, &len, 4);   // tp_len
-    memcpy(fr + 8, &len, 4);   // tp_snaplen
-    memcpy(fr + 12, &mac, 2);  // tp_mac
-    StoreStatus(fr, kStatusFilled);
-    done++;
-    f = f + 1 == r.count ? 0 : f + 1;
-  }
-  return Napi::Number::New(info.Env(), static_cast<double>(done));
+/** Segment `h` of the heap, its room from its data start (rx); false when the handle or its buffer is outside the heap. */
+bool RxSeg(const Call& c, uint32_t h, Seg* s) {
+  const uint64_t r = static_cast<uint64_t>(h) << MBUF_SHIFT;
+  if (h == 0 || r + MBUF_SIZE > c.len) return false;
+  s->rec = c.heap + r;
+  const uint64_t off = Load<uint16_t>(s->rec + M_DATA_OFF);
+  const uint64_t buf = Load<uint32_t>(s->rec + M_BUF_ADDR);
+  const uint64_t blen = Load<uint16_t>(s->rec + M_BUF_LEN);
+  if (off >= blen || buf + blen > c.len) return false;
+  s->data = c.heap + buf + off;
+  s->room = static_cast<uint32_t>(blen - off);
+  return true;
 }
 
-// tapTx(fd, heap, table, count, start, max, frameSize): writes the frames the
-// tx kernel filled, from `start` on, at most `max`, and frees them. A frame
-// the tap refuses for want of room (EAGAIN, ENOBUFS) stays for the next call;
-// one refused for another reason (the interface down or gone) is dropped, so
-// the ring never stalls. Returns the frames freed.
-Napi::Value TapTx(const Napi::CallbackInfo& info) {
-  Ring r;
-  if (!ArgRing(info, &r)) return ThrowUsage(info.Env(), (std::string("tapTx") + kRingUsage).c_str());
-  uint64_t f = r.start;
-  uint64_t done = 0;
-  const uint32_t cap = static_cast<uint32_t>(r.frameSize - kFrameData);
-  while (done < r.max) {
-    uint8_t* fr = r.heap + r.table[f];
-    if (LoadStatus(fr) != kStatusFilled) break;
-    uint32_t len;
-    memcpy(&len, fr + 4, 4);
-    if (len <= cap && write(r.fd, fr + kFrameData, len) < 0 && (errno == EAGAIN || errno == ENOBUFS)) break;
-    StoreStatus(fr, kStatusFree);
-    done++;
-    f = f + 1 == r.count ? 0 : f + 1;
+/** Segment `h` as tx writes it: its data (data_len bytes); false when outside the heap. */
+bool TxSeg(const Call& c, uint32_t h, Seg* s) {
+  const uint64_t r = static_cast<uint64_t>(h) << MBUF_SHIFT;
+  if (h == 0 || r + MBUF_SIZE > c.len) return false;
+  s->rec = c.heap + r;
+  const uint64_t at = static_cast<uint64_t>(Load<uint32_t>(s->rec + M_BUF_ADDR)) + Load<uint16_t>(s->rec + M_DATA_OFF);
+  s->room = Load<uint16_t>(s->rec + M_DATA_LEN);
+  if (at + s->room > c.len) return false;
+  s->data = c.heap + at;
+  return true;
+}
+
+const char* kRxUsage = "tapRxBurst(heap: Uint8Array, q: number, burst: number, n: number, avail: number)";
+const char* kTxUsage = "tapTxBurst(heap: Uint8Array, q: number, burst: number, n: number)";
+
+// tapRxBurst(heap, q, burst, n, avail): reads frames into the `avail` fresh
+// mbufs of the block's array, at most `n` (and TAPQ_RX_BURST_MAX), until the
+// tap has none (EAGAIN) or the array cannot give one more frame a head (from
+// the front) and the block's `spares` segments (from the back). Each frame is
+// one readv() over the head and the spares; the spares it filled are chained
+// to the head (data_len each, nb_segs, pkt_len, port on the head), back moves
+// past them, and the head goes into burst[]. A frame longer than its mbufs
+// (the tap's MTU raised past TAP_MAX_FRAME) was cut by the kernel: it is
+// dropped and counted in `errors`, its mbufs reused. Writes front, back,
+// bytes, errors into the block; with fewer than 1 + spares mbufs it reads
+// nothing and sets `waiting` when a frame is there (rx_nombuf). Returns the
+// frames received, or -errno when the first read failed otherwise (-EBADFD:
+// the interface is gone), or -EFAULT for a handle outside the heap.
+Napi::Value TapRxBurst(const Napi::CallbackInfo& info) {
+  Call c;
+  uint64_t avail;
+  if (info.Length() != 5 || !ArgCall(info, &c) || !ArgSize(info, 4, &avail)) return ThrowUsage(info.Env(), kRxUsage);
+  const int fd = static_cast<int>(Load<uint32_t>(c.q + TAPQ_FD));
+  const uint16_t port = static_cast<uint16_t>(Load<uint32_t>(c.q + TAPQ_PORT));
+  const uint64_t arr = Load<uint32_t>(c.q + TAPQ_MBUFS);
+  const uint32_t spares = Load<uint32_t>(c.q + TAPQ_SPARES);
+  const uint64_t slots = TAPQ_RX_BURST_MAX + TAPQ_MAX_SEGS - 1;
+  if (spares >= TAPQ_MAX_SEGS || arr % 4 != 0 || arr + slots * 4 > c.len || avail > slots) return ThrowUsage(info.Env(), kRxUsage);
+  const uint32_t* mb = reinterpret_cast<const uint32_t*>(c.heap + arr);
+  const uint64_t n = c.n < TAPQ_RX_BURST_MAX ? c.n : TAPQ_RX_BURST_MAX;
+  uint64_t front = 0, back = avail, got = 0;
+  uint32_t bytes = 0, errors = 0, waiting = 0;
+  int64_t result = 0;
+  if (avail < 1 + spares && n > 0) {
+    struct pollfd p = {fd, POLLIN, 0};
+    waiting = poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
   }
-  return Napi::Number::New(info.Env(), static_cast<double>(done));
+  struct iovec iov[TAPQ_MAX_SEGS];
+  Seg seg[TAPQ_MAX_SEGS];
+  uint32_t handle[TAPQ_MAX_SEGS];
+  while (got < n && front + spares < back) {
+    uint64_t cap = 0;
+    bool ok = true;
+    for (uint32_t s = 0; s <= spares && ok; s++) {
+      handle[s] = s == 0 ? mb[front] : mb[back - s];
+      ok = RxSeg(c, handle[s], &seg[s]);
+      iov[s].iov_base = seg[s].data;
+      iov[s].iov_len = seg[s].room;
+      cap += seg[s].room;
+    }
+    if (!ok) {
+      if (got == 0) result = -EFAULT;
+      break;
+    }
+    const ssize_t r = readv(fd, iov, static_cast<int>(1 + spares));
+    if (r <= 0) {
+      if (r < 0 && errno != EAGAIN && got == 0) result = -errno;
+      break;
+    }
+    const uint32_t len = static_cast<uint32_t>(r);
+    if (len > cap) {
+      errors++;
+      continue;
+    }
+    uint32_t left = len, used = 0;
+    for (; left > 0; used++) {
+      const uint32_t dl = left < seg[used].room ? left : seg[used].room;
+      Store<uint16_t>(seg[used].rec + M_DATA_LEN, static_cast<uint16_t>(dl));
+      if (used > 0) Store<uint32_t>(seg[used - 1].rec + M_NEXT, handle[used]);
+      left -= dl;
+    }
+    if (used == 0) used = 1;  // an empty frame: the head alone
+    Store<uint16_t>(seg[0].rec + M_NB_SEGS, static_cast<uint16_t>(used));
+    Store<uint32_t>(seg[0].rec + M_PKT_LEN, len);
+    Store<uint16_t>(seg[0].rec + M_PORT, port);
+    back -= used - 1;
+    c.burst[got++] = mb[front++];
+    bytes += len;
+  }
+  Store<uint32_t>(c.q + TAPQ_FRONT, static_cast<uint32_t>(front));
+  Store<uint32_t>(c.q + TAPQ_BACK, static_cast<uint32_t>(back));
+  Store<uint32_t>(c.q + TAPQ_BYTES, bytes);
+  Store<uint32_t>(c.q + TAPQ_ERRORS, errors);
+  Store<uint32_t>(c.q + TAPQ_WAITING, waiting);
+  return Napi::Number::New(info.Env(), static_cast<double>(result < 0 ? result : static_cast<int64_t>(got)));
+}
+
+// tapTxBurst(heap, q, burst, n): writes the packets burst[0..n) in order, one
+// writev() over each one's segments, until the tap has no room (EAGAIN,
+// ENOBUFS): the packets from there on were not taken and stay the caller's.
+// A packet longer than TAP_MAX_FRAME, with more than TAPQ_TX_MAX_SEGS
+// segments or a segment outside the heap, or refused for another reason (the
+// interface down or gone) is taken and counted in `errors`, so a dead tap
+// never stalls its sender. Writes bytes and errors into the block. Returns
+// the packets taken; the caller frees them.
+Napi::Value TapTxBurst(const Napi::CallbackInfo& info) {
+  Call c;
+  if (info.Length() != 4 || !ArgCall(info, &c)) return ThrowUsage(info.Env(), kTxUsage);
+  const int fd = static_cast<int>(Load<uint32_t>(c.q + TAPQ_FD));
+  struct iovec iov[TAPQ_TX_MAX_SEGS];
+  uint32_t bytes = 0, errors = 0;
+  uint64_t i = 0;
+  for (; i < c.n; i++) {
+    uint32_t h = c.burst[i];
+    int k = 0;
+    uint64_t len = 0;
+    bool ok = true;
+    for (; h != 0 && ok && k < static_cast<int>(TAPQ_TX_MAX_SEGS); k++) {
+      Seg s;
+      ok = TxSeg(c, h, &s);
+      if (!ok) break;
+      iov[k].iov_base = s.data;
+      iov[k].iov_len = s.room;
+      len += s.room;
+      h = Load<uint32_t>(s.rec + M_NEXT);
+    }
+    if (!ok || h != 0 || len > TAP_MAX_FRAME) {
+      errors++;
+      continue;
+    }
+    const ssize_t w = writev(fd, iov, k);
+    if (w < 0) {
+      if (errno == EAGAIN || errno == ENOBUFS) break;
+      errors++;
+      continue;
+    }
+    bytes += static_cast<uint32_t>(w);
+  }
+  Store<uint32_t>(c.q + TAPQ_BYTES, bytes);
+  Store<uint32_t>(c.q + TAPQ_ERRORS, errors);
+  return Napi::Number::New(info.Env(), static_cast<double>(i));
 }
 
 // tapOpen(name): a non-blocking, close-on-exec fd on /dev/net/tun attached to
@@ -200,8 +315,8 @@ Napi::Value IfaceSetMtu(const Napi::CallbackInfo& info) {
 void InitTap(Napi::Env env, Napi::Object exports) {
   exports.Set("tapOpen", Napi::Function::New(env, TapOpen, "tapOpen"));
   exports.Set("tapName", Napi::Function::New(env, TapName, "tapName"));
-  exports.Set("tapRx", Napi::Function::New(env, TapRx, "tapRx"));
-  exports.Set("tapTx", Napi::Function::New(env, TapTx, "tapTx"));
+  exports.Set("tapRxBurst", Napi::Function::New(env, TapRxBurst, "tapRxBurst"));
+  exports.Set("tapTxBurst", Napi::Function::New(env, TapTxBurst, "tapTxBurst"));
   exports.Set("ifaceSetUp", Napi::Function::New(env, IfaceSetUp, "ifaceSetUp"));
   exports.Set("ifaceSetMtu", Napi::Function::New(env, IfaceSetMtu, "ifaceSetMtu"));
 }

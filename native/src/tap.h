@@ -1,5 +1,5 @@
 // TAP devices for net_tap (tap.cc): /dev/net/tun queues and the per-burst
-// read/write loops over frames in the heap.
+// readv/writev loops between the tap and mbufs in the heap.
 #pragma once
 #include <napi.h>
 

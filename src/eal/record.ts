@@ -74,6 +74,12 @@ export interface RecordDecl {
    * (the mbuf): the size must be a power of two, and the shifts are emitted.
    */
   readonly handles?: boolean;
+  /**
+   * The native shim reads the record too: its constants also go to
+   * native/src/<owner>-layout.h (C++ constexprs in dpkit::layout), so no
+   * offset is written by hand there either.
+   */
+  readonly native?: boolean;
   /** Prefix of the byte-offset constants. */
   readonly prefix: string;
   /** Prefixes of TypeScript typed-array index constants, by field type. */

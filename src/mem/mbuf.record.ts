@@ -37,6 +37,7 @@ Outside kernels and twins, read and write packets through Mbufs' accessors
 (mem/mbuf.ts), not these offsets.`,
   size: 64,
   handles: true,
+  native: true,
   prefix: 'M',
   index: { u8: 'B', u16: 'H', u32: 'W' },
   fields: {

@@ -1,39 +1,30 @@
 /**
  * TAP devices for net_tap: a queue on /dev/net/tun (IFF_TAP | IFF_NO_PI |
- * IFF_MULTI_QUEUE) and the per-burst read and write loops (native/src/tap.cc).
- * Node cannot ioctl, and a tap gives one frame per read(): a loop in
- * TypeScript would cost one call into the shim per packet, so the shim walks
- * a burst in one call.
+ * IFF_MULTI_QUEUE) and the per-burst loops (native/src/tap.cc). Node cannot
+ * ioctl, and a tap gives one frame per read(): a loop in TypeScript would cost
+ * one call into the shim per packet, so the shim walks a burst in one call,
+ * readv() into mbufs on rx and writev() from them on tx.
  *
- * The frames are a ring in the heap laid out as a TPACKET_V2 ring
- * (drivers/af_packet/af-packet.record.ts); `tapRx` and `tapTx` play the part
- * the kernel plays for net_af_packet's rings.
+ * The burst calls take the heap's bytes and heap offsets: the queue's block
+ * (drivers/tap/tap.record.ts), which says the fd and where the burst's fresh
+ * mbufs are, and a burst.
  *
- * Thread-safety: `tapRx`/`tapTx` may be called from any thread (each lcore on
- * the queues it polls); the rest is control plane.
+ * Thread-safety: `tapRxBurst`/`tapTxBurst` may be called from any thread
+ * (each lcore on the queues it polls); the rest is control plane.
  */
 import { NativeError, requireNative, type NativeShim } from './native.js';
 import { CapabilityError } from './packet.js';
 
-/** A ring of frames in the heap, as tapRx and tapTx take it. */
-export interface TapRing {
-  /** The heap's bytes (the frames and the table are in it). */
-  readonly heap: Uint8Array;
-  /** Heap offset of the frame table: `count` u32 heap offsets of frames. */
-  readonly table: number;
-  readonly count: number;
-  /** Bytes per frame: a 32-byte header, then the packet. */
-  readonly frameSize: number;
-}
-
-/** The shim's burst loop: (fd, heap, table, count, start, max, frameSize) → frames done, or -errno. */
-export type TapBurstFn = (fd: number, heap: Uint8Array, table: number, count: number, start: number, max: number, frameSize: number) => number;
+/** The shim's rx loop: (heap, q, burst, n, avail) → frames received, or -errno. */
+export type TapRxBurstFn = (heap: Uint8Array, q: number, burst: number, n: number, avail: number) => number;
+/** The shim's tx loop: (heap, q, burst, n) → packets taken. */
+export type TapTxBurstFn = (heap: Uint8Array, q: number, burst: number, n: number) => number;
 
 interface TapShim extends NativeShim {
   tapOpen(name: string): { fd: number; name: string };
   tapName(fd: number): string | null;
-  tapRx: TapBurstFn;
-  tapTx: TapBurstFn;
+  tapRxBurst: TapRxBurstFn;
+  tapTxBurst: TapTxBurstFn;
   ifaceSetUp(name: string, up: boolean): void;
   ifaceSetMtu(name: string, mtu: number): void;
 }
@@ -87,20 +78,25 @@ export function ifaceSetMtu(name: string, mtu: number, feature = 'net_tap'): voi
 }
 
 /**
- * The shim's tapRx, for a queue to keep and call once per burst: reads
- * frames into the ring's free frames from `start` on, at most `max`.
- * @returns frames filled (0 when the tap has none), or -errno when the first
- * read failed (-EBADFD: the interface is gone). Never throws on the data path.
+ * The shim's tapRxBurst, for a queue to keep and call once per burst: reads
+ * frames, at most `n`, into the `avail` fresh mbufs at the block's `mbufs`
+ * (heads from the front, a larger frame's segments from the back) and puts
+ * the heads into the burst at heap offset `burst`; the block's `front` and
+ * `back` then say which mbufs were left unused (`mbufs[front..back)`).
+ * @returns frames received (0 when the tap has none), or -errno when the
+ * first read failed (-EBADFD: the interface is gone). Never throws on the
+ * data path; a malformed block or burst is a TypeError (a programming error).
  */
-export function tapReader(feature: string): TapBurstFn {
-  return shim(feature).tapRx;
+export function tapReader(feature: string): TapRxBurstFn {
+  return shim(feature).tapRxBurst;
 }
 
 /**
- * The shim's tapTx, for a queue to keep and call once per burst: writes the
- * frames filled for sending from `start` on, at most `max`, and frees them
- * (a frame refused other than for room is dropped). @returns frames freed.
+ * The shim's tapTxBurst, for a queue to keep and call once per burst: writes
+ * the burst's packets in order from their segments until the tap has no room.
+ * @returns packets taken (written, or dropped and counted in the block's
+ * `errors`); the rest stay the caller's. The caller frees the taken ones.
  */
-export function tapWriter(feature: string): TapBurstFn {
-  return shim(feature).tapTx;
+export function tapWriter(feature: string): TapTxBurstFn {
+  return shim(feature).tapTxBurst;
 }

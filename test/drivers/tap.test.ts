@@ -13,6 +13,7 @@ import { parseTestpmdArgs } from '../../src/apps/testpmd/options.js';
 import { tapMac } from '../../src/drivers/tap/tap.js';
 import { native } from '../../src/native/native.js';
 import { Netns, fdCount, ip, netnsUnavailable, runTag, until } from './netns.js';
+import { TAPQ_W_ERRORS, TAPQ_W_FD, TAPQ_W_MBUFS } from '../../src/drivers/tap/tap-layout.js';
 
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
 const quiet = () => {};
@@ -41,16 +42,29 @@ describe('net_tap refusals before any device is made', { skip: native() ? undefi
 const skip = netnsUnavailable() ?? (existsSync('/dev/net/tun') ? undefined : 'needs /dev/net/tun');
 if (skip && REQUIRED) throw new Error(`DPKIT_REQUIRE_TOOLS=1 but net_tap's namespace tests cannot run: ${skip}`);
 
-describe("net_tap's burst loops in the shim", { skip: native() ? undefined : 'needs the native shim' }, () => {
-  it('refuse a frame table that reaches outside the heap, as a usage error', () => {
-    const shim = native() as unknown as Record<string, (...a: unknown[]) => number>;
+describe("net_tap's burst calls in the shim", { skip: native() ? undefined : 'needs the native shim' }, () => {
+  const shim = () => native() as unknown as Record<string, (...a: unknown[]) => number>;
+
+  it('refuse a block, a burst or an mbuf array reaching outside the heap, as a usage error', () => {
     const heap = new Uint8Array(new SharedArrayBuffer(1 << 16));
-    new Uint32Array(heap.buffer)[0] = (1 << 16) - 100; // a frame whose end is past the heap
-    for (const fn of ['tapRx', 'tapTx']) {
-      assert.throws(() => shim[fn]!(0, heap, 0, 1, 0, 1, 2048), /TypeError|tap(Rx|Tx)\(fd/);
-      assert.throws(() => shim[fn]!(0, heap, (1 << 16) - 2, 4, 0, 1, 64), /tap(Rx|Tx)\(fd/);
-      assert.throws(() => shim[fn]!(0, heap, 0, 1, 1, 1, 64), /tap(Rx|Tx)\(fd/, 'start past the ring');
+    for (const [fn, extra] of [['tapRxBurst', [0]], ['tapTxBurst', []]] as const) {
+      assert.throws(() => shim()[fn]!(heap, (1 << 16) - 32, 0, 1, ...extra), /^TypeError: tap(Rx|Tx)Burst\(heap/, 'block past the end');
+      assert.throws(() => shim()[fn]!(heap, 0, (1 << 16) - 4, 2, ...extra), /^TypeError: tap(Rx|Tx)Burst\(heap/, 'burst past the end');
     }
+    new Uint32Array(heap.buffer)[TAPQ_W_MBUFS] = (1 << 16) - 64; // the rx array runs past the heap
+    assert.throws(() => shim()['tapRxBurst']!(heap, 0, 64, 1, 0), /^TypeError: tapRxBurst\(heap/);
+  });
+
+  it('never follow a handle outside the heap: rx reads nothing (-EFAULT), tx drops the packet as an error', () => {
+    const heap = new Uint8Array(new SharedArrayBuffer(1 << 16));
+    const u32 = new Uint32Array(heap.buffer);
+    u32[TAPQ_W_FD] = 0x7fffffff; // no such fd: a read or write would fail with EBADF, not EFAULT
+    u32[TAPQ_W_MBUFS] = 1024;
+    u32[1024 >>> 2] = 0xffffff; // a handle whose record is far past 64 KiB
+    u32[512 >>> 2] = 0xffffff;
+    assert.equal(shim()['tapRxBurst']!(heap, 0, 512, 1, 1), -14);
+    assert.equal(shim()['tapTxBurst']!(heap, 0, 512, 1), 1);
+    assert.equal(u32[TAPQ_W_ERRORS], 1);
   });
 });
 
@@ -301,5 +315,147 @@ describe('net_tap without CAP_NET_ADMIN', { skip: skip ?? (spawnSync('sh', ['-c'
 try { new Ethdev(Heap.create({ size: 8 << 20 }), drivers).create('net_tap0,iface=dtapnocap'); } catch (e) { console.log(e.message); }`;
     const r = spawnSync('capsh', ['--drop=cap_net_admin', '--', '-c', `${process.execPath} --import tsx --input-type=module -e "$0"`, script], { encoding: 'utf8' });
     assert.equal(r.stdout.trim(), 'net_tap0: iface=dtapnocap: a TAP device needs CAP_NET_ADMIN (run as root or grant the capability)', r.stderr);
+  });
+});
+
+describe('net_tap moves bytes once, straight between the tap and mbufs', { skip }, () => {
+  /** A tap port and a net_af_packet port on the same interface (MTU 9000): what one sends, the other receives. */
+  function rig(poolN: number) {
+    const heap = Heap.create({ size: 64 << 20 });
+    const eth = new Ethdev(heap, drivers);
+    const mbufs = new Mbufs(heap);
+    const pool = Mempool.create(heap, { name: 'tapbytes', n: poolN, cacheSize: 0 });
+    const other = Mempool.create(heap, { name: 'afp', n: 2047, cacheSize: 0 });
+    const name = `${runTag()}c`;
+    const tap = eth.create(`net_tap0,iface=${name}`);
+    eth.configure(tap, 1, 1);
+    eth.rxQueueSetup(tap, 0, 0, pool);
+    eth.txQueueSetup(tap, 0, 0);
+    spawnSync('sysctl', ['-qw', `net.ipv6.conf.${name}.disable_ipv6=1`]); // before it is up: no MLD or router solicitation among the frames
+    eth.start(tap);
+    eth.mtuSet(tap, 9000);
+    const afp = eth.create(`net_af_packet1,iface=${name}`);
+    eth.configure(afp, 1, 1);
+    eth.rxQueueSetup(afp, 0, 0, other);
+    eth.txQueueSetup(afp, 0, 0);
+    eth.start(afp);
+    return { heap, eth, mbufs, pool, other, tap, afp };
+  }
+  type Rig = ReturnType<typeof rig>;
+
+  /** Frame `len` bytes long: broadcast, ethertype 0x88b5, its length in bytes 14..15, then a pattern of it. */
+  const frame = (len: number) => Uint8Array.from({ length: len }, (_, i) => (i < 6 ? 0xff : i === 12 ? 0x88 : i === 13 ? 0xb5 : i === 14 ? len >> 8 : i === 15 ? len & 0xff : (i * 7 + len) & 0xff));
+  /** An mbuf chain holding `bytes`, in segments of at most `seg` bytes. */
+  function chain(r: Rig, bytes: Uint8Array, seg: number): number {
+    let head = 0;
+    for (let at = 0; at < bytes.length; at += seg) {
+      const m = r.pool.alloc();
+      assert.notEqual(m, 0);
+      const piece = bytes.subarray(at, Math.min(at + seg, bytes.length));
+      r.heap.u8.set(piece, r.mbufs.append(m, piece.length));
+      if (head === 0) head = m;
+      else assert.equal(r.mbufs.chain(head, m), 0);
+    }
+    return head;
+  }
+  /** Receives on `port` until `count` test frames came (others freed); returns them by length. */
+  async function receive(r: Rig, port: number, count: number): Promise<Map<number, number>> {
+    const burst = r.heap.burst(32);
+    const got = new Map<number, number>();
+    await until(() => {
+      const n = r.eth.rxBurst(port, 0, burst, 32);
+      for (let i = 0; i < n; i++) {
+        const h = burst[i]!;
+        const at = r.mbufs.mtod(h);
+        if (r.mbufs.dataLen(h) >= 16 && r.heap.u8[at + 12] === 0x88 && r.heap.u8[at + 13] === 0xb5) got.set(r.mbufs.pktLen(h), h);
+        else r.mbufs.free(h);
+      }
+      return got.size >= count;
+    }, `${count} frames on port ${port}`);
+    return got;
+  }
+  const sizes = [60, 64, 100, 1514, 2047, 2048, 2049, 3000, 4096, 4097, 6000, 8191, 8192, 9000];
+
+  it('frames of 60..9000 bytes arrive intact both ways, chained above the 2048-byte data room', async () => {
+    const r = rig(4095);
+    try {
+      // Into the tap: net_af_packet sends them out of the interface, the tap port reads them.
+      const out = r.heap.burst(sizes.length);
+      sizes.forEach((len, i) => (out[i] = chain(r, frame(len), 2048)));
+      assert.equal(r.eth.txBurst(r.afp, 0, out, sizes.length), sizes.length);
+      const inTap = await receive(r, r.tap, sizes.length);
+      for (const len of sizes) {
+        const h = inTap.get(len)!;
+        assert.deepEqual(r.mbufs.read(h), frame(len), `${len} bytes read by the tap port`);
+        assert.equal(r.mbufs.nbSegs(h), Math.ceil(len / 2048), `${len} bytes in ${Math.ceil(len / 2048)} mbufs`);
+        assert.equal(r.mbufs.port(h), r.tap);
+        r.mbufs.free(h);
+      }
+      // Out of the tap: chains of uneven segments written by the tap port, read by net_af_packet.
+      sizes.forEach((len, i) => (out[i] = chain(r, frame(len), 1000)));
+      assert.equal(r.eth.txBurst(r.tap, 0, out, sizes.length), sizes.length);
+      const fromTap = await receive(r, r.afp, sizes.length);
+      for (const len of sizes) {
+        assert.deepEqual(r.mbufs.read(fromTap.get(len)!), frame(len), `${len} bytes written by the tap port`);
+        r.mbufs.free(fromTap.get(len)!);
+      }
+      const s = r.eth.stats(r.tap);
+      assert.equal(s.opackets, sizes.length);
+      assert.equal(s.obytes, sizes.reduce((a, b) => a + b, 0));
+      assert.equal(s.ierrors + s.oerrors, 0);
+    } finally {
+      r.eth.close(r.tap);
+      r.eth.close(r.afp);
+    }
+    assertFull(r.pool, r.other);
+  });
+
+  it('a burst that meets EAGAIN midway takes only the mbufs its frames filled and returns the rest to the pool', async () => {
+    const r = rig(4095);
+    try {
+      const out = r.heap.burst(3);
+      [60, 9000, 100].forEach((len, i) => (out[i] = chain(r, frame(len), 2048)));
+      assert.equal(r.eth.txBurst(r.afp, 0, out, 3), 3);
+      const got = await receive(r, r.tap, 3);
+      // 1 + 5 + 1 mbufs hold the three frames; every other mbuf the bursts took went back.
+      assert.equal(r.pool.inUse(), 7);
+      for (const h of got.values()) r.mbufs.free(h);
+      const burst = r.heap.burst(32);
+      assert.equal(r.eth.rxBurst(r.tap, 0, burst, 32), 0, 'nothing waiting');
+      assert.equal(r.pool.inUse(), 0, 'a burst finding nothing gives every mbuf back');
+    } finally {
+      r.eth.close(r.tap);
+      r.eth.close(r.afp);
+    }
+    assertFull(r.pool, r.other);
+  });
+
+  it('a pool short of a burst reads one frame at a time; one short of a frame counts rx_nombuf and leaves the frame', async () => {
+    const r = rig(40); // 32 heads and 7 spares do not fit beside the frames held below
+    try {
+      const out = r.heap.burst(2);
+      out[0] = chain(r, frame(100), 2048);
+      out[1] = chain(r, frame(200), 2048);
+      const hold = r.heap.burst(40);
+      assert.equal(r.pool.allocBulk(hold, 30), 30);
+      assert.equal(r.eth.txBurst(r.afp, 0, out, 2), 2); // sent and freed: 10 left, one frame's head and spares but not a burst's
+      const burst = r.heap.burst(32);
+      let n = 0;
+      await until(() => (n = r.eth.rxBurst(r.tap, 0, burst, 32)) > 0, 'a frame on the tap port');
+      assert.equal(n, 1, 'one frame per burst while the pool is short');
+      assert.equal(r.mbufs.pktLen(burst[0]!), 100);
+      r.mbufs.free(burst[0]!);
+      assert.equal(r.pool.allocBulk(hold, 3, 30), 3); // 7 left: short of one frame's 8
+      assert.equal(r.eth.rxBurst(r.tap, 0, burst, 32), 0);
+      assert.equal(r.eth.stats(r.tap).rxNombuf, 1, 'the waiting frame counted');
+      r.mbufs.freeBulk(hold, 33);
+      await until(() => (n = r.eth.rxBurst(r.tap, 0, burst, 32)) > 0, 'the frame left waiting');
+      assert.equal(r.mbufs.pktLen(burst[0]!), 200);
+      r.mbufs.freeBulk(burst, n);
+    } finally {
+      r.eth.close(r.tap);
+      r.eth.close(r.afp);
+    }
+    assertFull(r.pool, r.other);
   });
 });

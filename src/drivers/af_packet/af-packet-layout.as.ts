@@ -14,7 +14,6 @@ export const AFPQ_FRAME_CAP: u32 = 28;
 export const AFPQ_SENT: u32 = 32;
 export const AFPQ_FULL: u32 = 36;
 export const AFPQ_FREED: u32 = 40;
-export const AFPQ_PEER: u32 = 44;
 export const AFPQ_SEGS: u32 = 64;
 export const AFPQ_SEGS_COUNT: u32 = 16;
 export const AFPQ_MAX_SEGS: u32 = 17;
@@ -39,4 +38,4 @@ export const TP_STATUS_SEND_REQUEST: u32 = 1;
 export const TPACKET2_HDRLEN: u32 = 52;
 export const AFP_TX_DATA: u32 = 32;
 
-export const AF_PACKET_LAYOUT_ID: u32 = 0xc6bdd8d1;
+export const AF_PACKET_LAYOUT_ID: u32 = 0x5b02e58b;

@@ -57,10 +57,6 @@ export const AFPQ_W_FULL = 9;
 export const AFPQ_FREED = 40;
 /** AFPQ_FREED as a u32 index. */
 export const AFPQ_W_FREED = 10;
-/** net_tap: where the shim, playing the kernel on a ring in the heap, fills (rx) or drains (tx) next. (u32 at byte 44) */
-export const AFPQ_PEER = 44;
-/** AFPQ_PEER as a u32 index. */
-export const AFPQ_W_PEER = 11;
 /** Rx: the extra segments a frame larger than the data room takes (rte_pktmbuf_alloc_bulk into here). (u32[16] at byte 64) */
 export const AFPQ_SEGS = 64;
 /** AFPQ_SEGS as a u32 index. */
@@ -136,4 +132,4 @@ export const TPACKET2_HDRLEN = 52;
 export const AFP_TX_DATA = 32;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const AF_PACKET_LAYOUT_ID = 0xc6bdd8d1;
+export const AF_PACKET_LAYOUT_ID = 0x5b02e58b;

@@ -30,7 +30,6 @@ is not index * frame size, and a load is cheaper than the division.`,
       sent: { type: 'u32', at: 32, doc: 'Tx, out: frames the last burst set to TP_STATUS_SEND_REQUEST.' },
       full: { type: 'u32', at: 36, doc: 'Tx, out: 1 when the last burst stopped at a frame the kernel still holds (the ring is full).' },
       freed: { type: 'u32', at: 40, doc: "Tx, out: mbufFreeBulk's result for the packets the last burst took." },
-      peer: { type: 'u32', at: 44, doc: 'net_tap: where the shim, playing the kernel on a ring in the heap, fills (rx) or drains (tx) next.' },
       segs: { type: 'u32', at: 64, count: 16, doc: 'Rx: the extra segments a frame larger than the data room takes (rte_pktmbuf_alloc_bulk into here).' },
     },
     consts: {

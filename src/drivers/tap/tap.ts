@@ -9,14 +9,21 @@
  * probe and creates the interface, the others at configure. The kernel
  * spreads the host's flows over the queues by flow hash, each flow on one.
  *
- * The data path: a tap gives one frame per read() and takes one per write(),
- * so each queue has a ring of frames in the heap, laid out as net_af_packet's
- * TPACKET_V2 rings, and the shim (native/src/tap.cc) plays the kernel's part
- * on it, one call per burst: rx reads up to a burst of frames into free
- * frames, then net_af_packet's rx kernel copies them into mbufs (chains above
- * the data room) and hands the frames back; tx is net_af_packet's tx kernel
- * filling frames, then one shim call writing them. So no mbuf work is written
- * twice, and JavaScript makes no call per packet.
+ * The data path moves each packet's bytes once, as DPDK's tap does: a tap
+ * gives one frame per read() and takes one per write(), and the shim
+ * (native/src/tap.cc) reads and writes straight between the tap and mbufs, one
+ * call per burst. Rx allocates the burst's mbufs in one bulk call (a head per
+ * frame asked and the spares one frame of TAP_MAX_FRAME needs past a data
+ * room), then the shim readv()s frame after frame over a head and the spares,
+ * chains the spares a large frame filled, stamps lengths and port, and stops
+ * at EAGAIN; the mbufs left unused go back in one bulk free. DPDK keeps a
+ * chain of mbufs per queue between bursts and refills it one mbuf at a time;
+ * here the queue holds none between bursts, so a stopped port's pool is full
+ * without a release step. Tx is one shim call writev()ing each packet from its
+ * segments until the tap has no room (the rest stay the caller's, as any
+ * txBurst), then one bulk free of what it took. JavaScript makes no call per
+ * packet; the shim reads the queue block (tap.record.ts) and mbuf records
+ * with the generated layouts.
  *
  * Devargs (DPDK's): iface=NAME (default dtap%d: dtap0, dtap1, … the first
  * free), mac=fixed|xx:xx:xx:xx:xx:xx (fixed: 00:64:74:61:70:3N, N counting
@@ -38,25 +45,26 @@ import { Mbufs } from '../../mem/mbuf.js';
 import { Mempool } from '../../mem/mempool.js';
 import { requireNative } from '../../native/native.js';
 import { IFF_RUNNING, IFF_UP, ifaceInfo } from '../../native/packet.js';
-import { ifaceSetUp, tapName, tapOpen, tapReader, tapWriter, type TapBurstFn } from '../../native/tap.js';
+import { ifaceSetUp, tapName, tapOpen, tapReader, tapWriter, type TapRxBurstFn, type TapTxBurstFn } from '../../native/tap.js';
 import { HANGUP, closeFd, watch } from '../../native/watch.js';
+import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_ERRORS, TXQ_PACKETS } from '../../ethdev/stats-layout.js';
 import {
-  AF_PACKET_QUEUE_SIZE,
-  AFP_TX_DATA,
-  AFPQ_MAX_SEGS,
-  AFPQ_W_COUNT,
-  AFPQ_W_FD,
-  AFPQ_W_FRAMES,
-  AFPQ_W_FRAME_CAP,
-  AFPQ_W_FREED,
-  AFPQ_W_FULL,
-  AFPQ_W_PEER,
-  AFPQ_W_POOL,
-  AFPQ_W_PORT,
-  AFPQ_W_SENT,
-  AFPQ_W_STATS,
-} from '../af_packet/af-packet-layout.js';
-import { afPacketOps, type AfPacketOps } from '../af_packet/af-packet.twin.js';
+  TAP_MAX_FRAME,
+  TAP_QUEUE_SIZE,
+  TAPQ_MAX_SEGS,
+  TAPQ_RX_BURST_MAX,
+  TAPQ_W_BACK,
+  TAPQ_W_BYTES,
+  TAPQ_W_ERRORS,
+  TAPQ_W_FD,
+  TAPQ_W_FRONT,
+  TAPQ_W_MBUFS,
+  TAPQ_W_POOL,
+  TAPQ_W_PORT,
+  TAPQ_W_SPARES,
+  TAPQ_W_STATS,
+  TAPQ_W_WAITING,
+} from './tap-layout.js';
 import { vdevMac } from '../mac.js';
 import { setIfaceMtu } from '../iface-link.js';
 import { TapRemote } from './remote.js';
@@ -66,14 +74,10 @@ import { ETHER_HDR_LEN } from '../../net/ether.js';
 const IFNAMSIZ = 16;
 /** RTE_PMD_TAP_MAX_QUEUES. */
 const MAX_QUEUES = 16;
-/** RTE_ETHER_MAX_JUMBO_FRAME_LEN, DPDK's tap max_rx_pktlen: the largest frame a ring frame holds. */
-export const TAP_MAX_FRAME = 0x3f00;
-/** Bytes per ring frame: net_af_packet's header room, then the packet. */
-const FRAME_SIZE = AFP_TX_DATA + TAP_MAX_FRAME;
-/** Frames per ring: a shim call moves at most this many, so it bounds a burst, not the rate. */
-const FRAMES = 64;
-/** The heap one queue pair takes: two rings, their tables, their blocks. */
-const PAIR_BYTES = 2 * (FRAMES * FRAME_SIZE + FRAMES * 4 + AF_PACKET_QUEUE_SIZE + 3 * 64);
+/** An rx queue's array of fresh mbufs: a burst's heads and one frame's spares. */
+const RX_SLOTS = TAPQ_RX_BURST_MAX + TAPQ_MAX_SEGS - 1;
+/** The heap one queue pair takes: two blocks and the rx queue's array. */
+const PAIR_BYTES = 2 * (TAP_QUEUE_SIZE + 64) + RX_SLOTS * 4 + 64;
 
 /** Fixed MACs handed out so far (DPDK counts them per process too). */
 let fixedMacs = 0;
@@ -88,41 +92,29 @@ export function tapMac(dev: string, value: string | undefined): Uint8Array {
 
 interface TapQueueDesc extends QueueDescriptor {
   driver: 'net_tap';
-  /** Heap offset of the queue's block (af-packet.record.ts). */
+  /** Heap offset of the queue's block (tap.record.ts). */
   q: number;
 }
 
-/** What both directions keep: the block, the ring's numbers, the shim's loop. */
+/** What both directions keep: the block, the heap's views the shim and the counters need. */
 abstract class TapQueue {
-  protected readonly lc: number;
   protected readonly u32: Uint32Array;
+  protected readonly f64: Float64Array;
   protected readonly u8: Uint8Array;
   protected readonly w: number;
-  protected readonly fd: number;
-  protected readonly table: number;
-  protected readonly count: number;
+  /** The queue's statistics block, as a Float64 index. */
+  protected readonly stats: number;
 
   constructor(
     heap: Heap,
     protected readonly q: number,
   ) {
-    this.lc = heap.lcore;
     this.u32 = heap.u32;
-    // A view over the heap as it is now: the rings were reserved before any queue opens.
+    this.f64 = heap.f64;
+    // The shim takes the WebAssembly.Memory's bytes (the driver refuses a heap without one).
     this.u8 = heap.memory ? new Uint8Array(heap.memory.buffer) : heap.u8;
     this.w = q >>> 2;
-    this.fd = this.u32[this.w + AFPQ_W_FD]!;
-    this.table = this.u32[this.w + AFPQ_W_FRAMES]!;
-    this.count = this.u32[this.w + AFPQ_W_COUNT]!;
-  }
-
-  /** Runs the shim's loop from the block's peer position and moves it past what was done. */
-  protected shim(fn: TapBurstFn, max: number): number {
-    const u32 = this.u32;
-    const at = u32[this.w + AFPQ_W_PEER]!;
-    const done = fn(this.fd, this.u8, this.table, this.count, at, max, FRAME_SIZE);
-    if (done > 0) u32[this.w + AFPQ_W_PEER] = (at + done) % this.count;
-    return done;
+    this.stats = this.u32[this.w + TAPQ_W_STATS]! >>> 3;
   }
 
   descriptor(): TapQueueDesc {
@@ -131,45 +123,77 @@ abstract class TapQueue {
 }
 
 class TapRxQueue extends TapQueue implements RxQueue {
-  private readonly ops: AfPacketOps;
-  private readonly read: TapBurstFn;
+  private readonly mp: Mempool;
+  private readonly mb: Mbufs;
+  private readonly read: TapRxBurstFn;
+  /** The block's array a burst allocates into (RX_SLOTS handles). */
+  private readonly fresh: Burst;
+  private readonly spares: number;
 
   constructor(heap: Heap, q: number) {
     super(heap, q);
-    const mp = Mempool.attach(heap, { offset: this.u32[this.w + AFPQ_W_POOL]! });
-    this.ops = afPacketOps(heap, new Mbufs(heap), mp);
+    this.mp = Mempool.attach(heap, { offset: this.u32[this.w + TAPQ_W_POOL]! });
+    this.mb = new Mbufs(heap);
     this.read = tapReader('net_tap rx');
+    this.fresh = heap.burstAt(this.u32[this.w + TAPQ_W_MBUFS]!, RX_SLOTS);
+    this.spares = this.u32[this.w + TAPQ_W_SPARES]!;
   }
 
+  /**
+   * Up to `n` frames (at most TAPQ_RX_BURST_MAX) read straight into mbufs:
+   * one bulk alloc, one shim call, one bulk free of what was left. A pool
+   * short of a full burst gives one frame's mbufs; short of those, nothing is
+   * read and a waiting frame counts in rx_nombuf.
+   */
   rxBurst(burst: Burst, n: number): number {
-    this.shim(this.read, n); // an error (the interface gone) reads as nothing: the control plane reports it
-    return this.ops.rx(this.q, this.lc, burst.byteOffset, n);
+    const want = n < TAPQ_RX_BURST_MAX ? n : TAPQ_RX_BURST_MAX;
+    if (want <= 0) return 0;
+    let avail = want + this.spares;
+    if (this.mp.allocBulk(this.fresh, avail) !== avail) {
+      avail = 1 + this.spares;
+      if (this.mp.allocBulk(this.fresh, avail) !== avail) avail = 0;
+    }
+    const got = this.read(this.u8, this.q, burst.byteOffset, want, avail);
+    const { u32, f64, w, stats } = this;
+    const front = u32[w + TAPQ_W_FRONT]!;
+    const back = u32[w + TAPQ_W_BACK]!;
+    if (back > front) this.mb.freeBulk(this.fresh, back - front, front);
+    const errors = u32[w + TAPQ_W_ERRORS]!;
+    if (errors !== 0) f64[stats + RXQ_ERRORS] += errors;
+    if (u32[w + TAPQ_W_WAITING] !== 0) f64[stats + RXQ_NOMBUF] += 1;
+    if (got <= 0) return 0; // an error (the interface gone) reads as nothing: the control plane reports it
+    f64[stats + RXQ_PACKETS] += got;
+    f64[stats + RXQ_BYTES] += u32[w + TAPQ_W_BYTES]!;
+    return got;
   }
 }
 
 class TapTxQueue extends TapQueue implements TxQueue {
   private readonly mb: Mbufs;
-  private readonly ops: AfPacketOps;
-  private readonly write: TapBurstFn;
+  private readonly write: TapTxBurstFn;
 
   constructor(heap: Heap, q: number) {
     super(heap, q);
     this.mb = new Mbufs(heap);
-    this.ops = afPacketOps(heap, this.mb, null);
     this.write = tapWriter('net_tap tx');
   }
 
+  /** Writes the packets in order until the tap has no room; frees what it took (sent, or dropped as oerrors). */
   txBurst(burst: Burst, n: number): number {
-    const taken = this.ops.tx(this.q, this.lc, burst.byteOffset, n);
-    const u32 = this.u32;
-    // A full ring is written too: frames a refused write left must go out with someone's burst.
-    if (u32[this.w + AFPQ_W_SENT] !== 0 || u32[this.w + AFPQ_W_FULL] !== 0) this.shim(this.write, this.count);
-    this.mb.freeBulkRest(burst, taken, 0, u32[this.w + AFPQ_W_FREED]!);
+    if (n <= 0) return 0;
+    const taken = this.write(this.u8, this.q, burst.byteOffset, n);
+    if (taken === 0) return 0;
+    const { u32, f64, w, stats } = this;
+    const errors = u32[w + TAPQ_W_ERRORS]!;
+    f64[stats + TXQ_PACKETS] += taken - errors;
+    f64[stats + TXQ_BYTES] += u32[w + TAPQ_W_BYTES]!;
+    if (errors !== 0) f64[stats + TXQ_ERRORS] += errors;
+    this.mb.freeBulk(burst, taken);
     return taken;
   }
 }
 
-/** One queue pair: its fd on the tap and its two rings' blocks. */
+/** One queue pair: its fd on the tap and its two queue blocks. */
 interface QueuePair {
   fd: number;
   rxBlock: number;
@@ -196,7 +220,7 @@ class TapDriver implements EthDriver {
       if (!remoteInfo) throw new ArgError(`${dev}: remote=${remote}: no such interface in this network namespace`);
     }
     this.mac = remoteInfo && !ctx.args.has('mac') ? Uint8Array.from(remoteInfo.mac) : tapMac(dev, ctx.args.get('mac'));
-    if (!ctx.heap.memory) throw new ArgError(`${dev}: the heap is not a WebAssembly.Memory, so the shim cannot reach the rings`);
+    if (!ctx.heap.memory) throw new ArgError(`${dev}: the heap is not a WebAssembly.Memory, so the shim cannot reach the mbufs`);
     const iface = ctx.args.get('iface') ?? 'dtap%d';
     if (iface.length === 0 || Buffer.byteLength(iface) > IFNAMSIZ - 1) throw new ArgError(`${dev}: iface=${iface}: an interface name has 1 to ${IFNAMSIZ - 1} bytes`);
     const first = tapOpen(dev, iface);
@@ -217,30 +241,25 @@ class TapDriver implements EthDriver {
     }
   }
 
-  /** A queue pair on `fd`: its rings and blocks in the heap. */
+  /** A queue pair on `fd`: its two blocks in the heap. */
   private pair(fd: number): QueuePair {
-    return { fd, rxBlock: this.ring(fd), txBlock: this.ring(fd) };
+    return { fd, rxBlock: this.block(fd, true), txBlock: this.block(fd, false) };
   }
 
-  /** A queue block over a fresh ring of FRAMES frames (af-packet.record.ts), every frame free. */
-  private ring(fd: number): number {
+  /** A queue block on `fd` (tap.record.ts); an rx block gets its array of fresh mbufs. */
+  private block(fd: number, rx: boolean): number {
     const heap = this.ctx.heap;
-    const label = `${this.ctx.name} ring`;
-    const q = heap.reserve(AF_PACKET_QUEUE_SIZE, 64, label);
-    const table = heap.reserve(FRAMES * 4, 64, label);
-    const frames = heap.reserve(FRAMES * FRAME_SIZE, 64, label);
+    const label = `${this.ctx.name} queue`;
+    const q = heap.reserve(TAP_QUEUE_SIZE, 64, label);
     const w = q >>> 2;
-    for (let i = 0; i < FRAMES; i++) heap.u32[(table >>> 2) + i] = frames + i * FRAME_SIZE;
-    heap.u32[w + AFPQ_W_FRAMES] = table;
-    heap.u32[w + AFPQ_W_COUNT] = FRAMES;
-    heap.u32[w + AFPQ_W_FD] = fd;
-    heap.u32[w + AFPQ_W_FRAME_CAP] = TAP_MAX_FRAME;
-    heap.u32[w + AFPQ_W_PORT] = this.ctx.portId;
+    heap.u32[w + TAPQ_W_FD] = fd;
+    heap.u32[w + TAPQ_W_PORT] = this.ctx.portId;
+    if (rx) heap.u32[w + TAPQ_W_MBUFS] = heap.reserve(RX_SLOTS * 4, 64, label);
     return q;
   }
 
   info(): DevInfo {
-    const lim = { min: 0, max: FRAMES, align: 1 };
+    const lim = { min: 0, max: 0xffff, align: 1 }; // nb_desc sizes nothing: a burst reads straight into mbufs
     return { driverName: 'net_tap', maxRxQueues: MAX_QUEUES, maxTxQueues: MAX_QUEUES, rxDescLim: lim, txDescLim: lim, defaultRxDesc: 0, defaultTxDesc: 0 };
   }
 
@@ -261,19 +280,21 @@ class TapDriver implements EthDriver {
 
   rxQueueSetup(q: number, _nbDesc: number, pool: Mempool, _conf: object, stats: number): RxQueue {
     const room = pool.bufLen - pool.headroom;
-    if (Math.ceil(TAP_MAX_FRAME / room) > AFPQ_MAX_SEGS) {
-      throw new ArgError(`${this.ctx.name}: frames up to ${TAP_MAX_FRAME} bytes need ${Math.ceil(TAP_MAX_FRAME / room)} mbufs of the pool's ${room}-byte data room; at most ${AFPQ_MAX_SEGS}`);
+    const segs = Math.ceil(TAP_MAX_FRAME / room);
+    if (segs > TAPQ_MAX_SEGS) {
+      throw new ArgError(`${this.ctx.name}: frames up to ${TAP_MAX_FRAME} bytes need ${segs} mbufs of the pool's ${room}-byte data room; at most ${TAPQ_MAX_SEGS}`);
     }
-    const block = this.pairs[q]!.rxBlock;
+    const w = this.pairs[q]!.rxBlock >>> 2;
     const u32 = this.ctx.heap.u32;
-    u32[(block >>> 2) + AFPQ_W_POOL] = pool.offset;
-    u32[(block >>> 2) + AFPQ_W_STATS] = stats * 8;
-    return new TapRxQueue(this.ctx.heap, block);
+    u32[w + TAPQ_W_POOL] = pool.offset;
+    u32[w + TAPQ_W_STATS] = stats * 8;
+    u32[w + TAPQ_W_SPARES] = segs - 1;
+    return new TapRxQueue(this.ctx.heap, w << 2);
   }
 
   txQueueSetup(q: number, _nbDesc: number, _conf: object, stats: number): TxQueue {
     const block = this.pairs[q]!.txBlock;
-    this.ctx.heap.u32[(block >>> 2) + AFPQ_W_STATS] = stats * 8;
+    this.ctx.heap.u32[(block >>> 2) + TAPQ_W_STATS] = stats * 8;
     return new TapTxQueue(this.ctx.heap, block);
   }
 
@@ -349,7 +370,7 @@ export const netTap: DriverSpec = {
   name: 'net_tap',
   keys: ['iface', 'mac', 'remote'],
   create: (ctx) => new TapDriver(ctx),
-  // Two queue pairs' rings; more come out of the heap's slack.
+  // Two queue pairs' blocks; more come out of the heap's slack.
   memoryNeeded: () => 2 * PAIR_BYTES,
   openRxQueue: (heap, d) => new TapRxQueue(heap, (d as TapQueueDesc).q),
   openTxQueue: (heap, d) => new TapTxQueue(heap, (d as TapQueueDesc).q),
