@@ -47,7 +47,7 @@ export type { RateKind, RateLink, RateSpec } from './gen/pacer.js';
 export { rateLink } from './gen/generate.js';
 export type { PacedSource } from './gen/generate.js';
 // Latency, loss and order (docs/latency.md): one clock, probes, histograms.
-export { nowNs, clockUncertaintyNs } from './eal/clock.js';
+export { nowNs, clockIsNative, clockUncertaintyNs } from './eal/clock.js';
 export { ProbeRx, ProbeTx, probeStreamStats, PROBE_MAX_STREAMS, PROBE_SIG_LEN } from './gen/probe.js';
 export type { ProbeRxOptions, ProbeStreamStats } from './gen/probe.js';
 export { LatencyHistogram } from './gen/hist.js';
