@@ -41,9 +41,13 @@ export { replay } from './gen/replay.js';
 export type { ReplayOptions } from './gen/replay.js';
 export type { EthSpec, FieldVarSpec, Ipv4Spec, Ipv6Spec, RawField, SizeRange, SizeSpec, StreamSpec, TcpSpec, UdpSpec, VaryMode } from './gen/stream.js';
 export type { BurstPattern, ConstantPattern, Pacer, PatternSpec, PoissonPattern, RampPattern, SchedulePattern, ScheduleStep } from './gen/pacer.js';
+// Rates as `--rate` writes them (pps, bits with or without FCS, L1, % of a link), in packets a second.
+export { L1_OVERHEAD_LEN, parseRate, parseRateSpec, RTE_ETHER_CRC_LEN } from './gen/pacer.js';
+export type { RateKind, RateLink, RateSpec } from './gen/pacer.js';
+export { rateLink } from './gen/generate.js';
 export type { PacedSource } from './gen/generate.js';
 // Latency, loss and order (docs/latency.md): one clock, probes, histograms.
-export { nowNs, clockUncertaintyNs } from './eal/clock.js';
+export { nowNs, clockIsNative, clockUncertaintyNs } from './eal/clock.js';
 export { ProbeRx, ProbeTx, probeStreamStats, PROBE_MAX_STREAMS, PROBE_SIG_LEN } from './gen/probe.js';
 export type { ProbeRxOptions, ProbeStreamStats } from './gen/probe.js';
 export { LatencyHistogram } from './gen/hist.js';

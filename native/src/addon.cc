@@ -3,6 +3,7 @@
 #include <napi.h>
 
 #include "affinity.h"
+#include "clock.h"
 #include "eventfd.h"
 #include "memory.h"
 #include "netif.h"
@@ -13,6 +14,7 @@
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   dpkit::InitAffinity(env, exports);
+  dpkit::InitClock(env, exports);
   dpkit::InitMemory(env, exports);
   dpkit::InitUnix(env, exports);
   dpkit::InitEventfd(env, exports);

@@ -66,7 +66,7 @@ export interface FwdConfig {
 export interface GenFwdConfig {
   /** The generator streams (gen/stream.ts specs with rate and pattern), split over the forwarding streams. */
   streams: GenStreamSpec[];
-  /** The rate of streams that name none (--gen-rate). */
+  /** The rate of streams that name none (--gen-rate); `N%` is of each stream's tx port's link. */
   rate: string;
   /** Packets per stream, then it stops sending (--gen-count); absent: until `stop`. */
   count?: number;
@@ -78,6 +78,8 @@ export interface GenFwdConfig {
   fwdStreams: number;
   /** Set by testpmd at start: each gen stream's genTxStats block (first Float64 slot), zeroed. */
   stats: number[];
+  /** Set by testpmd at start: each port's link speed in Mbps (0: down or unknown), by port id, for `N%` rates. */
+  linkMbps?: number[];
 }
 
 export function defaultFwdConfig(): FwdConfig {

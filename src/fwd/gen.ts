@@ -9,6 +9,7 @@
  */
 import { nowNs } from '../eal/clock.js';
 import { GenSender, makeSources, newGenTxStats, planStreams, type PlannedStream } from '../gen/generate.js';
+import type { RateLink } from '../gen/pacer.js';
 import { ProbeRx, ProbeTx } from '../gen/probe.js';
 import type { Mempool } from '../mem/mempool.js';
 import { ArgError } from '../errors.js';
@@ -18,18 +19,31 @@ import type { FwdConfig, FwdContext, FwdEngine, FwdStream, GenFwdConfig } from '
 import { FS_FWD_DROPPED, FS_PROBE, FS_TX_PACKETS } from './fwd-layout.js';
 
 const NO_MAC = new Uint8Array(6);
+/**
+ * genCheck runs before the streams have tx ports (and at testpmd's option
+ * check, before any port exists): a `N%` rate is checked for its syntax
+ * against any known speed here, and against its tx port's link by testpmd at
+ * start (a link down is refused there, naming the port).
+ */
+const ANY_LINK: RateLink = { port: 0, mbps: 10_000 };
+
+/** The link of `port` as testpmd recorded it at start, for `N%` rates (unrecorded: unknown, refused). */
+export function genLink(g: GenFwdConfig, port: number): RateLink {
+  return { port, mbps: g.linkMbps?.[port] ?? 0 };
+}
 
 /**
  * The gen streams forwarding stream `index` of `g.fwdStreams` sends, planned
- * (checked, scheduled) with `mac` as the default source address.
+ * (checked, scheduled) with `mac` as the default source address and
+ * `txPort`'s link (`g.linkMbps`) for `N%` rates.
  * @returns each with its number among all gen streams
  */
-export function genShare(g: GenFwdConfig, index: number, mac: Uint8Array, pool: Mempool): { k: number; p: PlannedStream }[] {
+export function genShare(g: GenFwdConfig, index: number, mac: Uint8Array, pool: Mempool, txPort = 0): { k: number; p: PlannedStream }[] {
   const room = pool.bufLen - pool.headroom;
   const out: { k: number; p: PlannedStream }[] = [];
   if (index >= g.fwdStreams) return out;
   for (let k = index; k < g.streams.length; k += g.fwdStreams) {
-    out.push({ k, p: planStreams([g.streams[k]!], g.rate, mac, room, g.count, Infinity, k)[0]! });
+    out.push({ k, p: planStreams([g.streams[k]!], g.rate, mac, room, g.count, Infinity, k, genLink(g, txPort))[0]! });
   }
   return out;
 }
@@ -38,7 +52,7 @@ export function genShare(g: GenFwdConfig, index: number, mac: Uint8Array, pool: 
 export function genCheck(config: FwdConfig, pool: Mempool): void {
   const g = config.gen;
   if (g.streams.length === 0) throw new ArgError('gen: no stream');
-  planStreams(g.streams, g.rate, NO_MAC, pool.bufLen - pool.headroom, g.count, Infinity);
+  planStreams(g.streams, g.rate, NO_MAC, pool.bufLen - pool.headroom, g.count, Infinity, 0, ANY_LINK);
 }
 
 export function gen(ctx: FwdContext): FwdEngine {
@@ -52,7 +66,7 @@ export function gen(ctx: FwdContext): FwdEngine {
   // A sender per forwarding stream, made on its first pass (null: no gen stream falls to it).
   const senders = new WeakMap<FwdStream, GenSender | null>();
   const senderOf = (fs: FwdStream): GenSender | null => {
-    const share = genShare(g, fs.index ?? 0, fs.txMac, pool);
+    const share = genShare(g, fs.index ?? 0, fs.txMac, pool, fs.txPort);
     if (share.length === 0) return null;
     // A loopback's ring must not fill while a late sender catches up: what came back is checked between bursts.
     const drain = (): void => {

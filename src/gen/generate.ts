@@ -17,7 +17,7 @@ import type { Mbufs } from '../mem/mbuf.js';
 import type { Mempool } from '../mem/mempool.js';
 import { genOps, type GenOps } from './gen.twin.js';
 import { ProbeRx, ProbeTx, probeStreamStats, type ProbeStreamStats } from './probe.js';
-import { countBefore, makePacer, parseRate, type Pacer, type PatternSpec } from './pacer.js';
+import { countBefore, makePacer, parseRate, type Pacer, type PatternSpec, type RateLink } from './pacer.js';
 import { buildStream, writeStream, type BuiltStream, type StreamSpec } from './stream.js';
 import {
   GEN_TX_STATS_SIZE,
@@ -34,7 +34,12 @@ import {
 
 /** A stream with its rate and pattern. */
 export interface GenStreamSpec extends StreamSpec {
-  /** Packets per second (a number) or `N<unit>`: pps, kpps, Mpps, kbps, Mbps, Gbps (frame bits without FCS). Default: the run's `rate`. */
+  /**
+   * Packets per second (a number) or `N<unit>`: pps, kpps, Mpps; kbps, Mbps,
+   * Gbps (bits of the packet without FCS, as obytes counts them), `-l2` (with
+   * the FCS, TRex's L2) or `-l1` (on the wire: preamble, gap, FCS); or `N%` of
+   * the tx port's link speed in L1 bits. Default: the run's `rate`.
+   */
   rate?: string | number;
   /** How the rate varies over the run. Default constant. */
   pattern?: PatternSpec;
@@ -71,7 +76,7 @@ export interface GenerateOptions {
   port?: number;
   /** Tx queue. Default 0. */
   queue?: number;
-  /** The rate of streams that name none. Default 1 Mpps. */
+  /** The rate of streams that name none (as `GenStreamSpec.rate`; `N%` is of `port`'s link). Default 1 Mpps. */
   rate?: string | number;
   /** Seconds to run; the schedule past it is not sent. */
   duration?: number;
@@ -218,7 +223,7 @@ export async function generate(target: GenTarget, opts: GenerateOptions): Promis
   const room = pool.bufLen - pool.headroom;
   const mac = ethdev.macAddr(opts.port ?? 0);
   // Every spec is checked before anything is written into the heap.
-  const built = planStreams(opts.streams, opts.rate, mac, room, opts.count, durationNs);
+  const built = planStreams(opts.streams, opts.rate, mac, room, opts.count, durationNs, 0, rateLink(ethdev, opts.port ?? 0));
   const sources = makeSources(heap, built);
   return runPaced(target, sources, opts);
 }
@@ -227,6 +232,8 @@ export async function generate(target: GenTarget, opts: GenerateOptions): Promis
 export interface PlannedStream {
   /** The stream as genFill reads it. */
   b: BuiltStream;
+  /** Its rate in packets per second, as parseRate read it (the pattern varies it over the run). */
+  pps: number;
   /** Its deadlines. */
   pacer: Pacer;
   /** Packets to send (Infinity: until stopped). */
@@ -234,18 +241,27 @@ export interface PlannedStream {
 }
 
 /**
+ * The link a `N%` rate on `port` is a share of (rte_eth_link_get): its speed
+ * while the link is up, else 0 (unknown). @throws ArgError for a missing port.
+ */
+export function rateLink(ethdev: Ethdev, port: number): RateLink {
+  return { port, mbps: ethdev.linkUp(port) ? ethdev.linkSpeed(port) : 0 };
+}
+
+/**
  * Checks `specs` (every one before anything is written into the heap) and
- * makes each one's schedule. `count` and `durationNs` bound what is planned.
+ * makes each one's schedule. `count` and `durationNs` bound what is planned;
+ * `link` is the tx port's, for `N%` rates (absent: such a rate is refused).
  * @throws ArgError (one line naming the stream and field) on a bad spec or a packet longer than `room`.
  */
-export function planStreams(specs: readonly GenStreamSpec[], rate: string | number | undefined, mac: Uint8Array, room: number, count: number | undefined, durationNs: number, first = 0): PlannedStream[] {
+export function planStreams(specs: readonly GenStreamSpec[], rate: string | number | undefined, mac: Uint8Array, room: number, count: number | undefined, durationNs: number, first = 0, link?: RateLink): PlannedStream[] {
   return specs.map((spec, i) => {
     const b = buildStream(spec, first + i, mac);
     if (b.maxLen > room) throw new ArgError(`gen: stream '${b.name}': ${b.maxLen}-byte packets do not fit the pool's ${room}-byte mbufs`);
-    const pps = parseRate(spec.rate ?? rate ?? '1Mpps', b.meanLen, `gen: stream '${b.name}': rate`);
-    const pacer = makePacer(pps, spec.pattern, b.meanLen, `gen: stream '${b.name}'`);
+    const pps = parseRate(spec.rate ?? rate ?? '1Mpps', b.meanLen, `gen: stream '${b.name}': rate`, link);
+    const pacer = makePacer(pps, spec.pattern, b.meanLen, `gen: stream '${b.name}'`, link);
     const planned = Math.min(count ?? Infinity, durationNs === Infinity ? Infinity : countBefore(pacer, durationNs));
-    return { b, pacer, planned };
+    return { b, pps, pacer, planned };
   });
 }
 

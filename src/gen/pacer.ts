@@ -96,27 +96,86 @@ export function countBefore(p: Pacer, tNs: number): number {
   return hi;
 }
 
-const KB = 1e3;
-const UNITS: Record<string, number> = { pps: 1, kpps: KB, mpps: 1e6, gpps: 1e9, bps: 1, kbps: 1e3, mbps: 1e6, gbps: 1e9 };
+/**
+ * Bytes a packet takes on the wire beyond its length. dpkit's packet lengths
+ * (as DPDK's pkt_len, obytes and testpmd's --txpkts) exclude the FCS the NIC
+ * appends; TRex's L2 bit rate counts it, and the L1 rate adds the preamble
+ * with its start delimiter (8 B) and the inter-frame gap (12 B).
+ */
+export const RTE_ETHER_CRC_LEN = 4;
+/** Preamble + SFD (8 B) + inter-frame gap (12 B) + FCS (4 B): a 60-byte packet is 84 B of a link's time. */
+export const L1_OVERHEAD_LEN = 24;
 
 /**
- * A rate: a number (packets per second) or `N<unit>` with unit pps, kpps,
- * Mpps, bps, kbps, Mbps or Gbps (bits of the frames as sent, without FCS,
- * preamble or gap), turned into packets per second with `meanLen` bytes a
- * packet.
- * @throws ArgError naming `what` when it is not a positive rate.
+ * What a rate counts: packets; bits of the packet as dpkit and DPDK count it
+ * (no FCS); L2 bits with the FCS (TRex's bps_L2); L1 bits on the wire
+ * (TRex's bps_L1); or a share of the link's L1 bit rate.
  */
-export function parseRate(rate: string | number, meanLen: number, what: string): number {
-  let pps: number;
-  if (typeof rate === 'number') pps = rate;
-  else {
-    const m = /^\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-zA-Z]*)\s*$/.exec(rate);
-    const unit = m ? (m[2] || 'pps').toLowerCase() : '';
-    const mul = UNITS[unit];
-    if (!m || mul === undefined) throw new ArgError(`${what}: '${rate}' is not a rate (a number with pps, kpps, Mpps, kbps, Mbps or Gbps)`);
-    const x = Number(m[1]) * mul;
-    pps = unit.endsWith('bps') ? x / (meanLen * 8) : x;
+export type RateKind = 'pps' | 'bps' | 'bps-l2' | 'bps-l1' | 'percent';
+
+/** A rate as written, checked but not yet turned into packets a second. */
+export interface RateSpec {
+  /** The number in its kind's base unit: pps, bit/s or percent. */
+  value: number;
+  /** What `value` counts. */
+  kind: RateKind;
+}
+
+/** The link a `N%` rate is a share of: `ethdev.linkSpeed(port)` while the link is up, else 0. */
+export interface RateLink {
+  /** The port, for messages. */
+  port: number;
+  /** Link speed in Mbps (rte_eth_link's link_speed); 0: down or unknown. */
+  mbps: number;
+}
+
+/** The units, for messages. */
+export const RATE_UNITS = 'pps, kpps, Mpps; bps, kbps, Mbps, Gbps (no FCS), with -l2 (with FCS) or -l1 (on the wire); or N% of the link';
+
+const SCALE: Record<string, number> = { '': 1, k: 1e3, m: 1e6, g: 1e9 };
+/** Bytes a bit-rate kind adds to each packet's length. */
+const BIT_EXTRA: Record<string, number> = { bps: 0, 'bps-l2': RTE_ETHER_CRC_LEN, 'bps-l1': L1_OVERHEAD_LEN };
+
+/**
+ * Checks a rate's syntax: a number (pps), or `N<unit>` with unit pps, kpps,
+ * Mpps, Gpps; bps, kbps, Mbps, Gbps (bits of the packet as counted, no FCS);
+ * the same with `-l2` (with the FCS: +4 B a packet) or `-l1` (on the wire:
+ * +24 B; TRex's `bpsl1` spelling is taken too); or `N%` (0 < N ≤ 100) of the
+ * link's L1 bit rate. Units are case-insensitive.
+ * @throws ArgError naming `what`, in one line.
+ */
+export function parseRateSpec(rate: string | number, what: string): RateSpec {
+  if (typeof rate === 'number') return { value: rate, kind: 'pps' };
+  const m = /^\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*(%|[a-zA-Z]*(?:-?[lL][12])?)\s*$/.exec(String(rate));
+  const u = m ? /^(?:(|k|m|g)(pps|bps)(?:-?l([12]))?|(%))$/.exec(m[2]!.toLowerCase() || 'pps') : null;
+  if (!m || !u || (u[2] === 'pps' && u[3] !== undefined)) throw new ArgError(`${what}: '${String(rate)}' is not a rate (a number with ${RATE_UNITS})`);
+  const x = Number(m[1]);
+  if (u[4] === '%') {
+    if (!(x > 0 && x <= 100)) throw new ArgError(`${what}: '${rate}' must be a share of the link in (0, 100] %`);
+    return { value: x, kind: 'percent' };
   }
+  const kind: RateKind = u[2] === 'pps' ? 'pps' : u[3] === '1' ? 'bps-l1' : u[3] === '2' ? 'bps-l2' : 'bps';
+  return { value: x * SCALE[u[1]!]!, kind };
+}
+
+/**
+ * A rate turned into packets per second, with `meanLen` bytes a packet (its
+ * length as sent, without FCS; a mixed-size stream's mean: the L1 and L2
+ * overheads are per packet, so they add to the mean). `N%` is a share of
+ * `link`'s L1 bit rate: 100 % of 10 Gbps is 14 880 952 pps of 60-byte
+ * packets (64-byte frames). Syntax: `parseRateSpec`.
+ * @throws ArgError naming `what` (and the port, for `%` on a link whose speed
+ *   is unknown) when it is not a positive rate.
+ */
+export function parseRate(rate: string | number, meanLen: number, what: string, link?: RateLink): number {
+  const r = parseRateSpec(rate, what);
+  let pps: number;
+  if (r.kind === 'pps') pps = r.value;
+  else if (r.kind === 'percent') {
+    if (link === undefined) throw new ArgError(`${what}: '${rate}' is a share of a link's speed, and no port's link is known here`);
+    if (!(link.mbps > 0)) throw new ArgError(`${what}: '${rate}' is a share of port ${link.port}'s link speed, and port ${link.port}'s link is down or its speed unknown`);
+    pps = (link.mbps * 1e6 * (r.value / 100)) / ((meanLen + L1_OVERHEAD_LEN) * 8);
+  } else pps = r.value / ((meanLen + BIT_EXTRA[r.kind]!) * 8);
   if (!Number.isFinite(pps) || pps <= 0) throw new ArgError(`${what}: ${JSON.stringify(rate)} must be a positive rate`);
   if (pps > 1e10) throw new ArgError(`${what}: ${JSON.stringify(rate)} is above 10 Gpps`);
   return pps;
@@ -129,10 +188,11 @@ function seconds(v: unknown, what: string): number {
 
 /**
  * The pacer of a stream sending `pps` packets per second (the rate while on,
- * and the ramp's end) in `pattern` (default constant).
+ * and the ramp's end) in `pattern` (default constant). The pattern's own
+ * rates are read as `parseRate` reads them, with `meanLen` and `link`.
  * @throws ArgError naming `what` and the bad field.
  */
-export function makePacer(pps: number, pattern: PatternSpec | undefined, meanLen: number, what: string): Pacer {
+export function makePacer(pps: number, pattern: PatternSpec | undefined, meanLen: number, what: string, link?: RateLink): Pacer {
   const gap = 1e9 / pps;
   const p = pattern ?? { kind: 'constant' };
   if (typeof p !== 'object' || p === null) throw new ArgError(`${what}: pattern: not an object`);
@@ -151,7 +211,7 @@ export function makePacer(pps: number, pattern: PatternSpec | undefined, meanLen
       };
     }
     case 'ramp': {
-      const from = parseRate(p.from, meanLen, `${what}: pattern.from`) / 1e9;
+      const from = parseRate(p.from, meanLen, `${what}: pattern.from`, link) / 1e9;
       const to = pps / 1e9;
       const over = seconds(p.over, `${what}: pattern.over`) * 1e9;
       const b = (to - from) / over;
@@ -165,7 +225,7 @@ export function makePacer(pps: number, pattern: PatternSpec | undefined, meanLen
     case 'poisson':
       return poissonPacer(pps, p.seed === undefined ? 1 : u32Seed(p.seed, `${what}: pattern.seed`));
     case 'schedule':
-      return schedulePacer(p, meanLen, what);
+      return schedulePacer(p, meanLen, what, link);
     default:
       throw new ArgError(`${what}: pattern kind ${JSON.stringify((p as { kind: unknown }).kind)} must be ${PATTERN_KINDS}`);
   }
@@ -238,7 +298,7 @@ function poissonPacer(pps: number, seed: number): Pacer {
  * is its inverse on the step that holds packet i. Silent steps add time and
  * no packets. Looping adds whole periods.
  */
-function schedulePacer(p: SchedulePattern, meanLen: number, what: string): Pacer {
+function schedulePacer(p: SchedulePattern, meanLen: number, what: string, link: RateLink | undefined): Pacer {
   if (!Array.isArray(p.steps) || p.steps.length === 0) throw new ArgError(`${what}: pattern.steps: give at least one {for, rate} step`);
   const n = p.steps.length;
   const startNs = new Float64Array(n + 1); // step k starts at startNs[k]
@@ -248,7 +308,7 @@ function schedulePacer(p: SchedulePattern, meanLen: number, what: string): Pacer
     const where = `${what}: pattern.steps[${k}]`;
     if (typeof step !== 'object' || step === null) throw new ArgError(`${where}: not an object`);
     const dur = seconds(step.for, `${where}.for`) * 1e9;
-    rate[k] = step.rate === 0 || step.rate === '0' ? 0 : parseRate(step.rate, meanLen, `${where}.rate`) / 1e9;
+    rate[k] = step.rate === 0 || step.rate === '0' ? 0 : parseRate(step.rate, meanLen, `${where}.rate`, link) / 1e9;
     startNs[k + 1] = startNs[k]! + dur;
     startPkt[k + 1] = startPkt[k]! + rate[k]! * dur;
   });

@@ -15,7 +15,7 @@
  */
 import { ArgError } from '../errors.js';
 import type { Burst } from '../eal/heap.js';
-import { fmtPps, generate, monotonicClock, type GenerateOptions, type GenReport, type GenTarget } from './generate.js';
+import { fmtPps, generate, monotonicClock, rateLink, type GenerateOptions, type GenReport, type GenTarget } from './generate.js';
 import { parseRate } from './pacer.js';
 
 /** What a search takes: generate()'s options without the rate, count and duration it sets per trial. */
@@ -96,10 +96,11 @@ export async function searchRate(target: GenTarget, opts: SearchOptions): Promis
   if (opts.search === 'ndr' && opts.lossRatio !== undefined && opts.lossRatio !== 0) throw new ArgError('gen: --loss-ratio goes with --search pdr (ndr allows no loss)');
   if (!Array.isArray(opts.streams) || opts.streams.length === 0) throw new ArgError('gen: no stream');
   if (opts.streams.some((s) => s.rate !== undefined)) throw new ArgError('gen: --search sets the streams\' rates: a searched stream may not name its own');
-  // Rates as pps; bit rates are read with a 64-byte frame only for the bounds' units (frames are the streams').
-  const maxPps = parseRate(opts.maxRate, 64, 'gen: --search-max');
-  const resolution = opts.resolution === undefined ? maxPps / 100 : parseRate(opts.resolution, 64, 'gen: --resolution');
-  const minPps = opts.minRate === undefined ? resolution : parseRate(opts.minRate, 64, 'gen: --search-min');
+  // Rates as pps; bit rates (and N% of the tx port's link) are read with a 64-byte packet only for the bounds' units (packets are the streams').
+  const link = rateLink(target.ethdev, opts.port ?? 0);
+  const maxPps = parseRate(opts.maxRate, 64, 'gen: --search-max', link);
+  const resolution = opts.resolution === undefined ? maxPps / 100 : parseRate(opts.resolution, 64, 'gen: --resolution', link);
+  const minPps = opts.minRate === undefined ? resolution : parseRate(opts.minRate, 64, 'gen: --search-min', link);
   if (minPps > maxPps) throw new ArgError(`gen: --search-min ${fmtPps(minPps)} is above --search-max ${fmtPps(maxPps)}`);
   const trialS = opts.trial ?? 1;
   if (!(trialS > 0 && Number.isFinite(trialS))) throw new ArgError(`gen: --trial ${trialS}: must be a positive number of seconds`);

@@ -1,6 +1,7 @@
 /**
  * The optional native shim (native/: memfd, mmap into the heap, unix sockets
- * with SCM_RIGHTS, eventfd, fd readiness on the event loop, CPU affinity),
+ * with SCM_RIGHTS, eventfd, fd readiness on the event loop, CPU affinity, a
+ * clock reading that allocates nothing),
  * loaded on first use in each thread. When it is missing, `native()` returns
  * undefined and `nativeUnavailable()` says why (the build's own reason from
  * build/native-status.txt), so a feature that needs it can say so in one line
@@ -30,6 +31,13 @@ export interface NativeShim {
   getAffinity(): number[];
   /** The CPU the calling thread runs on now (sched_getcpu). */
   currentCpu(): number;
+
+  /**
+   * A reader of CLOCK_MONOTONIC that writes nanoseconds into `into[0]` and
+   * returns nothing, so a reading allocates nothing (eal/clock.ts). Absent
+   * from a shim built before it.
+   */
+  clockBind?(into: Float64Array): () => void;
 
   readonly pageSize: number;
   memfdCreate(name: string, size: number, seal: boolean): number;

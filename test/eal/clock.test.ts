@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
-import { clockUncertaintyNs, nowNs } from '../../src/eal/clock.js';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { clockIsNative, clockUncertaintyNs, nowNs } from '../../src/eal/clock.js';
+import { nativeUnavailable } from '../../src/native/native.js';
 import { startWorker } from '../../src/eal/spawn.js';
 
 describe('nowNs', () => {
@@ -27,18 +29,64 @@ describe('nowNs', () => {
   });
 
   it('is the same clock on a worker thread: its reading falls between the main thread\'s before the ask and after the answer', async () => {
-    const w = startWorker('clock-worker', import.meta.url);
-    try {
-      for (let i = 0; i < 20; i++) {
-        const before = nowNs();
-        w.postMessage('now');
-        const [{ now, u }] = (await once(w, 'message')) as [{ now: number; u: number }];
-        const after = nowNs();
-        const slack = u + clockUncertaintyNs() + 1;
-        assert.ok(now >= before - slack && now <= after + slack, `${before} <= ${now} <= ${after} (±${slack} ns)`);
+    await sameClockOnWorker({});
+  });
+
+  it('is the same clock on a worker without the native shim (performance.now() calibrated to CLOCK_MONOTONIC)', async () => {
+    await sameClockOnWorker({ env: { ...process.env, DPKIT_NO_NATIVE: '1' } }, false);
+  });
+
+  it('allocates nothing a reading when the native shim reads it (performance.now() boxes each in 16 bytes)', (t) => {
+    if (!clockIsNative()) return t.skip(`native shim ${nativeUnavailable() ?? 'without clockBind (rebuild it)'}`);
+    // Bytes of the young generation per call of `loop`'s body over 10 000 calls, the least of 5 tries
+    // (a try a scavenge cut short reads low, never high). Each loop calls one function at one site, as
+    // the generator's step() does, so the optimizer inlines it and keeps its doubles unboxed.
+    const perCall = (loop: (n: number) => number): number => {
+      const newSpace = (): number => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_used_size;
+      loop(200_000);
+      let least = Infinity;
+      for (let k = 0; k < 5; k++) {
+        const before = newSpace();
+        loop(10_000);
+        const used = newSpace() - before;
+        if (used >= 0) least = Math.min(least, used / 10_000);
       }
-    } finally {
-      await w.terminate();
-    }
+      return least;
+    };
+    // The meter sees an allocation that must happen: an object kept past its call.
+    const keep: { i: number }[] = new Array(1024);
+    const kept = perCall((n) => {
+      let acc = 0;
+      for (let i = 0; i < n; i++) acc += (keep[i & 1023] = { i }).i;
+      return acc;
+    });
+    assert.ok(kept >= 8, `the meter counts allocations: ${kept} bytes a call`);
+    const reading = perCall((n) => {
+      let acc = 0;
+      for (let i = 0; i < n; i++) acc += nowNs();
+      return acc;
+    });
+    assert.ok(reading < 2, `nowNs: ${reading} bytes a reading`);
   });
 });
+
+/**
+ * Asks a worker (started with `options`) for its reading 20 times: each falls between the main
+ * thread's before the ask and after the answer. `native`: whether the worker must read through the shim.
+ */
+async function sameClockOnWorker(options: { env?: NodeJS.ProcessEnv }, native?: boolean): Promise<void> {
+  const w = startWorker('clock-worker', import.meta.url, options);
+  try {
+    for (let i = 0; i < 20; i++) {
+      const before = nowNs();
+      w.postMessage('now');
+      const [m] = (await once(w, 'message')) as [{ now: number; u: number; native: boolean }];
+      const after = nowNs();
+      if (native !== undefined) assert.equal(m.native, native, 'the worker\'s reading path');
+      const slack = m.u + clockUncertaintyNs() + 1;
+      assert.ok(m.now >= before - slack && m.now <= after + slack, `${before} <= ${m.now} <= ${after} (±${slack} ns)`);
+    }
+  } finally {
+    await w.terminate();
+  }
+}

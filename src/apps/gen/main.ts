@@ -23,8 +23,12 @@ EAL options (before --): -l LIST, --lcores MAP, --vdev DEVARGS (the first
 port sends; default net_null0), and DPDK's others (accepted, noted).
 
 Options:
-  --rate R             packets or bits a second: 1000, 2.5Mpps, 100Mbps, 10Gbps
-                       (frame bits without FCS); default 1Mpps
+  --rate R             packets or bits a second, or a share of the port's link:
+                       1000, 2.5Mpps; 100Mbps, 10Gbps (the packet's bits, no FCS,
+                       as obytes); 10Gbps-l2 (with the FCS: +4 B a packet, TRex's
+                       L2); 10Gbps-l1 (on the wire: +24 B a packet for preamble,
+                       gap and FCS; TRex's bpsl1); 50% (of the link's L1 rate:
+                       100% of 10 Gbps at --size 60 is 14.88 Mpps); default 1Mpps
   --size N|MIN-MAX|imix  packet bytes without FCS (default 64); a range is stepped
   --duration S         seconds to send (default 10 without --count)
   --count N            packets per stream (with --duration: whichever comes first)

@@ -72,7 +72,7 @@ ${entries([
   ['set portlist (x[,y]*)', 'Set the list of forwarding ports.'],
   [`set fwd (${[...engines.keys()].join('|')})`, 'Set packet forwarding mode.'],
   ['set fwd (mode) retry', 'Set packet forwarding mode with retry.'],
-  ['set gen rate (rate)', 'gen: rate of streams that name none (1000, 2.5Mpps, 100Mbps).'],
+  ['set gen rate (rate)', 'gen: rate of streams that name none (1000, 2.5Mpps, 100Mbps, 10Gbps-l1, 50% of the link).'],
   ['set gen size (N|MIN-MAX|imix)', 'gen: one stream of these packet sizes (replaces --gen-stream streams).'],
   ['set gen latency (on|off)', 'gen: a probe in every packet, checked on the streams\' rx queues.'],
   ['set fwd (./engine.js|.ts) [retry]', 'Set a user engine module as packet forwarding mode.'],

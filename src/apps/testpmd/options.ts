@@ -130,7 +130,8 @@ dpkit options:
   --web=[HOST:]PORT      live dashboard page (HOST default 127.0.0.1)
   --file-prefix P / --no-telemetry (EAL): DPDK telemetry v2 socket at
                          /var/run/dpdk/P/dpdk_telemetry.v2 (dpdk-telemetry.py -f P)
-  --gen-rate=R           gen: rate of streams that name none (default 1Mpps; pps, kpps, Mpps, Mbps...)
+  --gen-rate=R           gen: rate of streams that name none (default 1Mpps; pps, kpps, Mpps;
+                         Mbps, Gbps without FCS, Gbps-l2 with it, Gbps-l1 on the wire; N% of the link)
   --gen-size=N|A-B|imix  gen: packet bytes of the default stream (default 64)
   --gen-stream=FILE      gen: streams from a JSON file (repeatable; docs/gen.md), split over
                          the forwarding streams, so over --nb-cores lcores

@@ -11,7 +11,7 @@
 import { createInterface } from 'node:readline';
 import { DpkitError } from '../../errors.js';
 import { engines } from '../../fwd/index.js';
-import { parseRate } from '../../gen/pacer.js';
+import { parseRateSpec } from '../../gen/pacer.js';
 import { sizeOf } from '../../gen/spec-file.js';
 import { isEnginePath } from '../../api/user-engine.js';
 import { deviceInfoBlock, portInfoBlock, portSummary, xstatsBlock } from './display.js';
@@ -71,10 +71,10 @@ const COMMANDS: Command[] = [
     if ((l as number[]).some((n) => n === 0 || n > 0xffff)) throw new DpkitError('EINVAL', 'Bad arguments');
     p.config.txPkts = l as number[];
   }),
-  // gen: read by the lcores of the next start; a bad value is refused here, in one line.
+  // gen: read by the lcores of the next start; a bad value is refused here, in one line (N% against each tx port's link at start).
   cmd('set gen rate #word', (p, [r], log) => {
     stopped(p);
-    parseRate(r as string, 64, 'set gen rate');
+    parseRateSpec(r as string, 'set gen rate');
     p.config.gen.rate = r as string;
     log(`gen: rate of streams that name none set to ${r as string}`);
   }),

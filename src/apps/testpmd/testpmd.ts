@@ -17,7 +17,7 @@ import { Mempool } from '../../mem/mempool.js';
 import { defaultPeerMac, formatMac, parseMac } from '../../net/ether.js';
 import type { DevInfo } from '../../ethdev/driver.js';
 import { ProbeRx, probeStreamStats } from '../../gen/probe.js';
-import { fmtPps, newGenTxStats, planStreams, runReport, streamReport, type GenReport, type PlannedStream } from '../../gen/generate.js';
+import { fmtPps, newGenTxStats, planStreams, rateLink, runReport, streamReport, type GenReport, type PlannedStream } from '../../gen/generate.js';
 import { GEN_TX_STATS_SIZE, GENT_D_LAST_DEPART_NS, GENT_D_T0 } from '../../gen/gen-layout.js';
 import { nowNs } from '../../eal/clock.js';
 import { RXPROBE_STREAMS } from '../../fwd/rxprobe.js';
@@ -25,6 +25,7 @@ import { FS_PROBE } from '../../fwd/fwd-layout.js';
 import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, type FwdPortStats, type Throughput } from './display.js';
 import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdConfig } from '../../fwd/engine.js';
 import { engineChecks, engines } from '../../fwd/index.js';
+import { genLink } from '../../fwd/gen.js';
 import { engineModuleUrl, isEnginePath } from '../../api/user-engine.js';
 import type { LcoreDone, LcoreJob, StreamJob } from './lcore-worker.js';
 import { clearLcoreGc, LcoreGcAsk, newLcoreGc, type GcSpan } from './gc.js';
@@ -503,10 +504,13 @@ export class Testpmd {
     g.stats = this.genSlots.slice(0, g.streams.length);
     for (const c of g.stats) this.heap.f64.fill(0, c, c + GEN_TX_STATS_SIZE / 8);
     const room = this.pool.bufLen - this.pool.headroom;
-    this.genPlan = g.streams.map((spec, k) => ({
-      txPort: all[k % all.length]!.txPort,
-      p: planStreams([spec], g.rate, this.ethdev.macAddr(all[k % all.length]!.txPort), room, g.count, Infinity, k)[0]!,
-    }));
+    // N% rates are of each tx port's link as it is now; the lcores plan with the same speeds.
+    g.linkMbps = [];
+    for (const p of this.ports) g.linkMbps[p] = rateLink(this.ethdev, p).mbps;
+    this.genPlan = g.streams.map((spec, k) => {
+      const txPort = all[k % all.length]!.txPort;
+      return { txPort, p: planStreams([spec], g.rate, this.ethdev.macAddr(txPort), room, g.count, Infinity, k, genLink(g, txPort))[0]! };
+    });
     this.genStoppedAt = undefined;
   }
 

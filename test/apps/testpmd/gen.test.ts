@@ -87,6 +87,25 @@ describe('testpmd --forward-mode=gen', () => {
     assert.match(bad.stderr, /testpmd: --gen-size big: expected N, MIN-MAX or imix/);
   });
 
+  it('--gen-rate=N%: a share of the tx port\'s link (net_null: 10 Gbps) in L1 bits, planned on the lcores alike', () => {
+    const r = testpmd(['-l', '0-1', '--vdev', 'net_null0', '--', '--forward-mode=gen', '--gen-rate=1%', '--gen-size=60', '--gen-count=64', '--duration=2', '--total-num-mbufs=8192', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout) as { streams: { txPackets: number }[]; gen: { streams: { sent: number; planned: number; askedPps: number }[] } };
+    const s = j.gen.streams[0]!;
+    assert.deepEqual([s.sent, s.planned, j.streams[0]!.txPackets], [64, 64, 64]);
+    // 1 % of 10 Gbps over 60-byte packets (64-byte frames, 84 B on the wire): the control plane's plan, as the lcore's.
+    assert.ok(Math.abs(s.askedPps - 1e8 / (84 * 8)) < 1e-3, `asked ${s.askedPps}`);
+  });
+
+  it('set gen rate N%: out of (0, 100] refused when set; on a link that is down, refused at start naming the port', () => {
+    const r = testpmd(['--vdev', 'net_null0', '--', '-i', '--total-num-mbufs=8192', '--gen-count=64'], ['set fwd gen', 'set gen rate 101%', 'set gen rate 10Gbps-l3', 'set gen rate 50%', 'set link-down port 0', 'start', 'set link-up port 0', 'quit', ''].join('\n'));
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /set gen rate: '101%' must be a share of the link in \(0, 100\] %\n/);
+    assert.match(r.stdout, /set gen rate: '10Gbps-l3' is not a rate/);
+    assert.match(r.stdout, /gen: rate of streams that name none set to 50%/);
+    assert.match(r.stdout, /gen: stream 'stream0': rate: '50%' is a share of port 0's link speed, and port 0's link is down or its speed unknown\n/);
+  });
+
   it('set gen rate / size / latency configure the next start; a bad rate is refused in one line', () => {
     const r = testpmd(['--vdev', 'net_ring0', '--', '-i', '--total-num-mbufs=8192', '--gen-count=64'], ['set fwd gen', 'set gen rate fast', 'set gen rate 50kpps', 'set gen size 100', 'set gen latency on', 'start', 'show fwd stats all', 'stop', 'quit', ''].join('\n'));
     assert.equal(r.code, 0, r.stderr);
