@@ -87,7 +87,8 @@ export async function run(argv: string[]): Promise<void> {
  * Once the command has finished and set its status, a stop signal (one sent as testpmd
  * stops, say) ends the process at once with that status instead of killing it: testpmd's
  * own handlers are gone by then, and Node's default would turn a clean exit 0 into a
- * death by signal. Installed within the same tick as they were released, so none falls between.
+ * death by signal. (testpmd's StopSignals.release() leaves an ignoring listener behind for
+ * the same reason: between its release and this, the default would apply.)
  */
 function settleSignals(): void {
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => process.exit());

@@ -16,6 +16,9 @@ import { constants } from 'node:os';
 export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 export type StopSignal = (typeof STOP_SIGNALS)[number];
 
+/** A stop signal after the run has ended: its status is already decided. */
+const ignore = (): void => {};
+
 export class StopSignals {
   /** The first signal received, or null. */
   received: StopSignal | null = null;
@@ -42,9 +45,17 @@ export class StopSignals {
     return this.received === 'SIGHUP' ? 128 + constants.signals.SIGHUP : normal;
   }
 
-  /** Stops catching: what comes after is Node's default (the process dies of it). */
+  /**
+   * Stops acting on signals: the run is over and its caller exits with its status next
+   * (cli/main.ts). One that comes after is ignored rather than left to Node's default, which
+   * would kill a run that finished cleanly: removing the last listener gives the signal its
+   * default disposition at once, so the ignoring listener goes on before this one comes off.
+   */
   release(): void {
-    for (const s of STOP_SIGNALS) process.off(s, this.handler);
+    for (const s of STOP_SIGNALS) {
+      process.on(s, ignore);
+      process.off(s, this.handler);
+    }
     this.waiters = [];
   }
 

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { StopSignals } from '../../../src/apps/testpmd/signals.js';
+import { STOP_SIGNALS, StopSignals } from '../../../src/apps/testpmd/signals.js';
 import { startTestpmd } from './run.js';
 
 const SMALL = '--total-num-mbufs=8192';
@@ -50,6 +50,17 @@ describe('testpmd and signals', () => {
       assert.ok(!existsSync(sock), 'socket file removed');
     });
   }
+
+  it('after release a stop signal is ignored, never left to Node\'s default (which would kill a run that ended cleanly)', () => {
+    const before = STOP_SIGNALS.map((sig) => process.listenerCount(sig));
+    const exits: number[] = [];
+    const s = new StopSignals((code) => exits.push(code));
+    s.release();
+    for (const [i, sig] of STOP_SIGNALS.entries()) assert.ok(process.listenerCount(sig) > before[i]!, `${sig} still has a listener`);
+    process.emit('SIGINT', 'SIGINT');
+    assert.equal(s.received, null, 'the released catcher saw nothing');
+    assert.deepEqual(exits, []);
+  });
 
   it('a second signal while stopping exits at once with 128 + N', () => {
     const exits: number[] = [];
