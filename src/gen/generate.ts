@@ -19,6 +19,7 @@ import { genOps, type GenOps } from './gen.twin.js';
 import { ProbeRx, ProbeTx, probeStreamStats, type ProbeStreamStats } from './probe.js';
 import { countBefore, makePacer, parseRate, type Pacer, type PatternSpec, type RateLink } from './pacer.js';
 import { buildStream, writeStream, type BuiltStream, type StreamSpec } from './stream.js';
+import { partPacer, partPlanned, partToStream, seedPart, skipVars, type StreamPart } from './split.js';
 import {
   GEN_TX_STATS_SIZE,
   GENT_D_BYTES,
@@ -196,7 +197,7 @@ export interface PacedSource {
 export type PacedOptions = Pick<GenerateOptions, 'port' | 'queue' | 'duration' | 'burst' | 'pool' | 'tolerance' | 'lateNs' | 'clock' | 'signal' | 'onBurst' | 'latency' | 'rxPort' | 'period' | 'onPeriod'>;
 
 /** Checks what every run takes. @throws ArgError naming the option */
-function checkRunOptions(opts: PacedOptions & { count?: number }): void {
+export function checkRunOptions(opts: PacedOptions & { count?: number }): void {
   const burstSize = opts.burst ?? 32;
   if (!Number.isInteger(burstSize) || burstSize < 1 || burstSize > 512) throw new ArgError(`gen: burst ${burstSize} must be an integer in [1, 512]`);
   if (opts.duration !== undefined && !(opts.duration > 0 && Number.isFinite(opts.duration))) throw new ArgError(`gen: duration ${opts.duration} must be a positive number of seconds`);
@@ -265,19 +266,31 @@ export function planStreams(specs: readonly GenStreamSpec[], rate: string | numb
   });
 }
 
-/** Writes each planned stream's block into the heap. @returns the sources the paced loop sends (genFill, then genCsum, per burst) */
-export function makeSources(heap: Heap, planned: readonly PlannedStream[]): PacedSource[] {
+/**
+ * Writes each planned stream's block into the heap. With `part`, each source
+ * is that share of its stream (split.ts): its deadlines, its packets, its
+ * variables skipping the other parts' values.
+ * @returns the sources the paced loop sends (genFill, then genCsum, per burst)
+ */
+export function makeSources(heap: Heap, planned: readonly PlannedStream[], part?: StreamPart): PacedSource[] {
   const ops: GenOps = genOps(heap);
   const lc = heap.lcore;
+  const skip = part === undefined ? 0 : (part.parts - 1) * part.burst;
   return planned.map(({ b, pacer, planned }) => {
     const s = writeStream(heap, b);
+    if (part !== undefined) {
+      seedPart(heap, s, part.index);
+      // Part i's first burst is the stream's burst i.
+      skipVars(heap, s, part.index * part.burst);
+    }
     return {
       name: b.name,
-      pacer,
-      planned,
+      pacer: part === undefined ? pacer : partPacer(pacer, part),
+      planned: part === undefined ? planned : partPlanned(planned, part),
       fill: (burst: Burst, _first: number, n: number) => {
         const bytes = ops.fill(s, lc, burst.byteOffset, n);
         ops.csum(s, lc, burst.byteOffset, n);
+        if (skip > 0) skipVars(heap, s, skip);
         return bytes;
       },
     };
@@ -305,12 +318,17 @@ export interface SenderOptions {
   onBurst?: GenBurstHook;
   /** Called after every burst sent, before the next: a loopback's rx is drained here. */
   afterBurst?: () => void;
+  /** The share of each source's stream this sender sends (its sources made with it): probes carry the stream's numbers. */
+  part?: StreamPart;
   /**
    * Float64 slots to count the packets sent and refused into as well, besides
    * the sources' blocks (testpmd's forwarding-stream TX-packets and TX-dropped).
    */
   alsoCount?: { sent: number; dropped: number };
 }
+
+/** Bursts of one source a GenSender.step sends at most before it returns (a few hundred µs at 64 B). */
+const STEP_BURSTS = 256;
 
 /**
  * One tx queue's sender: its sources' bursts at their deadlines, and the
@@ -326,7 +344,7 @@ export class GenSender {
   constructor(
     private readonly target: Pick<GenTarget, 'heap' | 'mbufs'>,
     private readonly pool: Mempool,
-    private readonly txq: TxQueue,
+    private readonly txq: Pick<TxQueue, 'txBurst'>,
     private readonly sources: readonly PacedSource[],
     private readonly opts: SenderOptions,
   ) {
@@ -341,9 +359,13 @@ export class GenSender {
   }
 
   /**
-   * Sends every burst due by `clock.now()`, re-reading the clock after each
-   * (a sender catching up takes time too, and each departure is its own).
-   * @returns the next deadline, ns after t0 (Infinity: every source planned all it had)
+   * Sends the bursts due by `clock.now()`, re-reading the clock after each
+   * (a sender catching up takes time too, and each departure is its own),
+   * at most STEP_BURSTS of each source: a sender behind a rate it cannot
+   * keep returns to its caller, which checks its duration and stop signal,
+   * and one source behind does not starve the others.
+   * @returns the next deadline, ns after t0 (already past: behind, call again;
+   *   Infinity: every source planned all it had)
    */
   step(now: () => number): number {
     const f64 = this.f64;
@@ -354,13 +376,15 @@ export class GenSender {
     for (let k = 0; k < srcs.length; k++) {
       const src = srcs[k]!;
       const c = stats[k]!;
+      let budget = STEP_BURSTS;
       while (f64[c + GENT_D_NEXT]! < src.planned) {
         const d = src.pacer.deadline(f64[c + GENT_D_NEXT]!);
-        if (d > t) {
+        if (d > t || budget === 0) {
           if (d < nextDeadline) nextDeadline = d;
           break;
         }
         this.send(k, src, c, d, t);
+        budget--;
         t = now() - this.t0;
       }
     }
@@ -378,7 +402,12 @@ export class GenSender {
       return;
     }
     let bytes = src.fill(burst, first, n);
-    if (this.opts.stampers) this.opts.stampers[k]!.stamp(burst, n);
+    const stampers = this.opts.stampers;
+    if (stampers !== undefined) {
+      const part = this.opts.part;
+      if (part !== undefined) stampers[k]!.seek(partToStream(part, first));
+      stampers[k]!.stamp(burst, n);
+    }
     const sent = txq.txBurst(burst, n);
     if (sent < n) {
       for (let i = sent; i < n; i++) bytes -= mbufs.pktLen(burst[i]!);

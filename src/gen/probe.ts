@@ -116,6 +116,11 @@ export class ProbeTx {
     return this.ops.stamp(this.block, this.lc, burst.byteOffset, n);
   }
 
+  /** Numbers the next probe `seq` (a stream split over lcores: each part stamps the stream's numbers of its packets). */
+  seek(seq: number): void {
+    this.f64[this.d + PTX_D_SEQ] = seq;
+  }
+
   /** Probes stamped so far (the next sequence number). */
   get sent(): number {
     return this.f64[this.d + PTX_D_SEQ]!;

@@ -42,6 +42,20 @@ describe('gen: honesty counters', () => {
     });
   });
 
+  it('a rate far past what the sender can do still ends at the duration (the sender returns between bursts)', async () => {
+    await withEal('net_null0', async (eal) => {
+      // 5 million packets due in 1 ms of a clock that moves 100 ns a read: at most a few thousand bursts fit.
+      const r = await generate(eal, { streams: [{}, { name: 'second' }], rate: '5000Mpps', duration: 0.001, clock: fakeClock(100) });
+      assert.equal(r.kept, false);
+      assert.ok(r.elapsedNs < 2e6, `ran ${r.elapsedNs} ns of a 1 ms duration`);
+      for (const s of r.streams) {
+        assert.equal(s.planned, 5e6);
+        assert.ok(s.sent > 0 && s.sent < 5e6, `${s.name}: sent ${s.sent}`);
+      }
+      assert.match(r.verdict, /^rate NOT kept: stream 'stream0': achieved /);
+    });
+  });
+
   it('a duration ends the schedule: what was due is what is asked, and a kept run says so', async () => {
     await withEal('net_null0', async (eal) => {
       const r = await generate(eal, { streams: [{ rate: 1e5 }, { rate: '256kbps', size: 64 }], duration: 0.01, clock: fakeClock(100) });

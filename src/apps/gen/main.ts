@@ -10,6 +10,7 @@ import { ArgError } from '../../errors.js';
 import { fmtPps, generate, type GenPeriodReport, type GenReport, type GenStreamSpec } from '../../gen/generate.js';
 import { searchRate, type SearchReport, type SearchTrial } from '../../gen/search.js';
 import { replay } from '../../gen/replay.js';
+import { generateOnLcores } from '../../gen/parallel.js';
 import { readStreams, sizeOf } from '../../gen/spec-file.js';
 
 export const GEN_USAGE = `Usage: dpkit gen [EAL options --] [options]
@@ -20,7 +21,12 @@ not made, late). Exits 3, saying so in one line, when the asked rate was not
 kept. Without EAL options it sends on one net_null port.
 
 EAL options (before --): -l LIST, --lcores MAP, --vdev DEVARGS (the first
-port sends; default net_null0), and DPDK's others (accepted, noted).
+port sends; default net_null0), and DPDK's others (accepted, noted). With
+worker lcores (-l 0-2: the main lcore 0 and workers 1, 2) every stream is
+dealt over the workers by bursts, each sending its share on its own tx
+queue (and with --latency receiving on its rx queue), from one start: the
+same schedule at up to the workers' combined rate. --replay and --search
+send from the main lcore alone.
 
 Options:
   --rate R             packets or bits a second, or a share of the port's link:
@@ -166,16 +172,21 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
   process.once('SIGTERM', onSignal);
   try {
     if (!eal.ethdev.portIds().includes(port)) throw new ArgError(`gen: --port ${port}: no such port (${eal.ethdev.portIds().length} given)`);
-    eal.ethdev.configure(port, 1, 1);
-    eal.ethdev.rxQueueSetup(port, 0, 0, eal.pool);
-    eal.ethdev.txQueueSetup(port, 0, 0);
-    eal.ethdev.start(port);
+    // Streams go out on a queue per worker lcore; a replay and a search from the main lcore.
+    const workers = search === undefined && v.replay === undefined ? eal.workerLcores() : [];
+    const nq = Math.max(1, workers.length);
+    const setup = (p: number): void => {
+      eal.ethdev.configure(p, nq, nq);
+      for (let q = 0; q < nq; q++) {
+        eal.ethdev.rxQueueSetup(p, q, 0, eal.pool);
+        eal.ethdev.txQueueSetup(p, q, 0);
+      }
+      eal.ethdev.start(p);
+    };
+    setup(port);
     if ((v.latency || search !== undefined) && rxPort !== port) {
       if (!eal.ethdev.portIds().includes(rxPort)) throw new ArgError(`gen: --rx-port ${rxPort}: no such port`);
-      eal.ethdev.configure(rxPort, 1, 1);
-      eal.ethdev.rxQueueSetup(rxPort, 0, 0, eal.pool);
-      eal.ethdev.txQueueSetup(rxPort, 0, 0);
-      eal.ethdev.start(rxPort);
+      setup(rxPort);
     }
     const common = {
       port,
@@ -203,6 +214,8 @@ export async function runGen(argv: readonly string[]): Promise<GenCli> {
           })
         : v.replay !== undefined
         ? await replay(eal, { ...common, file: v.replay, speed: num(v.speed, 'speed') ?? 1, loops: num(v.loops, 'loops', true) ?? 1 })
+        : workers.length > 0
+        ? await generateOnLcores(eal, { ...common, streams, lcores: workers, ...(v.rate !== undefined ? { rate: v.rate } : {}), ...(count !== undefined ? { count } : {}) })
         : await generate(eal, { ...common, streams, ...(v.rate !== undefined ? { rate: v.rate } : {}), ...(count !== undefined ? { count } : {}) });
     for (const p of new Set([port, rxPort])) if (eal.ethdev.isStarted(p)) eal.ethdev.stop(p);
     return { json, report, lines: period !== undefined || search !== undefined };
