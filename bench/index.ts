@@ -17,6 +17,7 @@ export const benchmarks: BenchRegistry = {
   api: () => import('./api.js'),
   ceiling: () => import('./ceiling.js'),
   gen: () => import('./gen.js'),
+  'gen-rate': () => import('./gen-rate.js'),
   machine: () => import('./machine.js'),
   l3fwd: () => import('./l3fwd.js'),
   lpm: () => import('./lpm.js'),

@@ -33,6 +33,8 @@ export interface CaseResult {
   gc: number;
   /** Why repetitions have no sample (a measure that reported `failed`), one line each. */
   failures: string[];
+  /** Other figures a measure reported beside its rate (e.g. a generator's rate error in ppm), a sample per repetition. */
+  figures?: Record<string, number[]>;
 }
 
 /** Runs the cases of `benchmark` matching `filter` (comma-separated substrings), `opts.reps` rounds of all cases. */
@@ -54,6 +56,10 @@ export async function runBenchmark(benchmark: Benchmark, opts: BenchOptions, pro
       }
       results[i]!.samples.push(m.mpps);
       results[i]!.gc += m.gc;
+      if ('figures' in m && m.figures) {
+        const f = (results[i]!.figures ??= {});
+        for (const [k, v] of Object.entries(m.figures)) (f[k] ??= []).push(v);
+      }
     }
   }
   for (const r of results) r.summary = summarize(r.samples);

@@ -23,7 +23,7 @@ export interface BenchCase {
    * `failed`, why this repetition has no figure (another program's run that
    * failed), which the table reports in place of a sample.
    */
-  measure?(opts: BenchOptions): Promise<{ mpps: number; gc: number } | { failed: string }>;
+  measure?(opts: BenchOptions): Promise<{ mpps: number; gc: number; figures?: Record<string, number> } | { failed: string }>;
 }
 
 /** A module in bench/ exports `benchmark` of this type; one line in bench/index.ts registers it. */

@@ -17,7 +17,7 @@ describe('micro-benchmark registry (bench/index.ts)', () => {
   });
 
   it('refuses an unknown name, naming the known ones', async () => {
-    await assert.rejects(loadBenchmark(benchmarks, 'nope'), /bench: unknown benchmark 'nope' \(known: api, ceiling, gen, l3fwd, lpm, machine, mem, pcap-file, pipeline, ring, vhost\)/);
+    await assert.rejects(loadBenchmark(benchmarks, 'nope'), /bench: unknown benchmark 'nope' \(known: api, ceiling, gen, gen-rate, l3fwd, lpm, machine, mem, pcap-file, pipeline, ring, vhost\)/);
     await assert.rejects(loadBenchmark(benchmarks, 'constructor'), /unknown benchmark 'constructor'/);
   });
 });
