@@ -5,7 +5,8 @@
 #
 # SRC is a DPDK git checkout or source tree (default tag v25.11.2: `git -C SRC checkout v25.11.2`);
 # BUILD defaults to SRC/build. Only what the benchmarks run is built: the null, ring, pcap,
-# vhost, virtio (virtio_user), memif, af_packet and tap PMDs, testpmd, and the l2fwd, l3fwd and
+# vhost, virtio (virtio_user), memif, af_packet, af_xdp (when libxdp-dev and libbpf-dev are
+# installed) and tap PMDs, testpmd, and the l2fwd, l3fwd and
 # skeleton examples. The result is BUILD/app/dpdk-testpmd, which `npm run bench -- testpmd
 # --dpdk BUILD` names dpdk-<version>-native.
 #
@@ -45,6 +46,8 @@ if [ -n "$missing" ]; then
 fi
 
 DRIVERS=net/null,net/ring,net/pcap,net/vhost,net/virtio,net/memif,net/af_packet,net/tap,mempool/ring,mempool/stack,bus/vdev,bus/pci
+# af_xdp is the kernel-ports benchmark's fastest arm; meson skips it quietly without libxdp and libbpf.
+if pkg-config --exists libxdp libbpf 2>/dev/null; then DRIVERS=$DRIVERS,net/af_xdp; fi
 if [ ! -f "$BUILD/build.ninja" ]; then
   meson setup "$BUILD" "$SRC" \
     -Dbuildtype=release \
