@@ -116,6 +116,6 @@ export const benchmark: Benchmark = {
         t.push([r.name, k, s[Math.floor((s.length - 1) / 2)]!.toFixed(2), s[0]!.toFixed(2), s[s.length - 1]!.toFixed(2)]);
       }
     }
-    return `Figures beside the rate (median of the repetitions):\n${t.toString()}`;
+    return t.length === 0 ? '' : `Figures beside the rate (median of the repetitions):\n${t.toString()}`;
   },
 };

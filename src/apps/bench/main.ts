@@ -247,7 +247,8 @@ async function microMain(micro: BenchRegistry, positionals: string[], v: { reps?
     }
     if (v.json) writeFileSync(v.json, json);
     process.stdout.write(renderTable(`${benchmark.title} (${opts.reps} × ${opts.durationMs} ms, ${machineFacts().cpu})`, results));
-    if (benchmark.summary) process.stdout.write(benchmark.summary(results) + '\n');
+    const summary = benchmark.summary?.(results);
+    if (summary) process.stdout.write(summary + '\n');
   }
   return 0;
 }
