@@ -11,6 +11,9 @@
  *   port (`generate()` on a pinned worker): the long-run rate error in ppm,
  *   and each burst's departure against its deadline (inter-departure error
  *   p50/p99/max, lateness p99), the bursts of the warm-up left out.
+ * - Stalls: the same pinned CPU running a loop that only reads the clock,
+ *   and every gap over 5 us between readings: the machine's floor under the
+ *   precision figures (on a VM, the hypervisor's).
  * - Latency floor: 100 kpps with a probe in every packet through pairs of
  *   ports in one thread (net_ring's loopback, a net_vhost + virtio_user
  *   pair, a net_memif server + client), and the stamp + ring + check cost
@@ -99,6 +102,7 @@ export const benchmark: Benchmark = {
       ...dpdk.flatMap((b) =>
         [1, 2].map((l) => ({ name: `${b.name} txonly 64 B, ${l} lcore${l > 1 ? 's' : ''}, 1 variable`, params: { system: b.name, lcores: l, vars: 1 }, measure: (o: BenchOptions) => dpdkTxonly(b.path, l, o) })),
       ),
+      { name: 'stalls: a loop reading the clock, CPU 1', params: { kind: 'stalls' }, measure: () => onWorker({ kind: 'stalls', seconds: Math.min(3, seconds), warmupS: 0, pps: 0, burst: 0 }) },
       { name: 'precision: 1 Mpps, burst 32, net_null', params: { kind: 'precision', rate: 1e6, burst: 32 }, measure: () => onWorker({ kind: 'precision', seconds, warmupS: opts.warmupMs / 1000, pps: 1e6, burst: 32 }) },
       ...(['ring', 'vhost', 'memif'] as const).map((pair) => ({
         name: `latency: 100 kpps through ${pair}`,

@@ -10,11 +10,12 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { init } from '../src/api/eal.js';
 import { pinThisThread } from '../src/eal/affinity.js';
+import { nowNs } from '../src/eal/clock.js';
 import { probeLoopbackBias } from '../src/gen/bias.js';
 import { generate } from '../src/gen/generate.js';
 
 export interface GenRateJob {
-  kind: 'precision' | 'latency' | 'bias';
+  kind: 'precision' | 'latency' | 'bias' | 'stalls';
   pair?: 'ring' | 'vhost' | 'memif';
   /** Seconds of traffic (warm-up included). */
   seconds: number;
@@ -33,8 +34,41 @@ function quantile(v: Float64Array, q: number): number {
   return v[Math.min(v.length - 1, Math.floor(q * (v.length - 1)))]!;
 }
 
+/**
+ * The machine's own floor under the precision figures: a loop that only reads
+ * the clock, on the same pinned CPU, and every gap between two readings over
+ * STALL_NS (the thread did not run: an interrupt, the hypervisor). A burst
+ * due in such a gap leaves late by it, whatever sends it.
+ */
+const STALL_NS = 5000;
+function stalls(seconds: number): Record<string, number> {
+  const gaps = new Float64Array(1 << 20);
+  let n = 0;
+  let lost = 0;
+  let last = nowNs();
+  const start = last;
+  const end = last + seconds * 1e9;
+  while (last < end) {
+    const t = nowNs();
+    if (t - last > STALL_NS) {
+      lost += t - last;
+      if (n < gaps.length) gaps[n++] = t - last;
+    }
+    last = t;
+  }
+  const g = gaps.subarray(0, n).sort();
+  const span = last - start;
+  return {
+    'stalls > 5 us per s': (n * 1e9) / span,
+    'stall p50 us': n > 0 ? quantile(g, 0.5) / 1e3 : 0,
+    'stall max us': n > 0 ? quantile(g, 1) / 1e3 : 0,
+    'time stalled %': (100 * lost) / span,
+  };
+}
+
 async function run(): Promise<GenRateResult> {
   pinThisThread([1]);
+  if (job.kind === 'stalls') return { mpps: 0, gc: 0, figures: stalls(job.seconds) };
   let gc = 0;
   const obs = new PerformanceObserver((l) => (gc += l.getEntries().length));
   obs.observe({ entryTypes: ['gc'] });
