@@ -32,12 +32,15 @@ export interface KernelPortDriver {
   readonly attach: 'veth' | 'tap';
   /** The devargs of port `i` on interface `iface` with `queues` queue pairs (the same for both systems). */
   vdev(i: number, iface: string, queues: number): string;
+  /** The veths' MTU (default 9000); at least 1504, so the 1518-byte frames pass. */
+  readonly mtu?: number;
 }
 
 export const KERNEL_PORTS: readonly KernelPortDriver[] = [
   { name: 'af_packet', attach: 'veth', vdev: (i, iface, q) => `net_af_packet${i},iface=${iface},qpairs=${q}` },
   { name: 'tap', attach: 'tap', vdev: (i, iface) => `net_tap${i},iface=${iface}` },
-  // af_xdp: { name: 'af_xdp', attach: 'veth', vdev: (i, iface, q) => `net_af_xdp${i},iface=${iface},queue_count=${q}` },
+  // A veth takes an XDP program only while its peer's MTU fits a page ("veth: Peer MTU is too large to set XDP").
+  { name: 'af_xdp', attach: 'veth', vdev: (i, iface, q) => `net_af_xdp${i},iface=${iface},queue_count=${q}`, mtu: 1504 },
 ];
 
 /**
@@ -70,15 +73,15 @@ function names(): Record<'S' | 'K' | 's0' | 's1' | 'k0' | 'k1' | 't0' | 't1' | '
   return { S: `${t}S`, K: `${t}K`, s0: `${t}s0`, s1: `${t}s1`, k0: `${t}k0`, k1: `${t}k1`, t0: `${t}t0`, t1: `${t}t1`, br: `${t}br` };
 }
 
-/** Two namespaces with a veth each to here, MTU 9000 (1518-byte frames pass), 2 queues per veth end. */
-function buildTopology(n: ReturnType<typeof names>): void {
+/** Two namespaces with a veth each to here, MTU `mtu` (1518-byte frames pass), 2 queues per veth end. */
+function buildTopology(n: ReturnType<typeof names>, mtu: number): void {
   for (const [ns, inner, outer] of [[n.S, n.s0, n.s1], [n.K, n.k0, n.k1]] as const) {
     ip('netns', 'add', ns);
     ip('link', 'add', outer, 'numtxqueues', '2', 'numrxqueues', '2', 'type', 'veth', 'peer', 'name', inner, 'numtxqueues', '2', 'numrxqueues', '2');
     ip('link', 'set', inner, 'netns', ns);
-    ip('-n', ns, 'link', 'set', inner, 'mtu', '9000', 'up');
+    ip('-n', ns, 'link', 'set', inner, 'mtu', String(mtu), 'up');
     spawnSync('sysctl', ['-qw', `net.ipv6.conf.${outer}.disable_ipv6=1`]);
-    ip('link', 'set', outer, 'mtu', '9000', 'up');
+    ip('link', 'set', outer, 'mtu', String(mtu), 'up');
   }
 }
 
@@ -154,7 +157,7 @@ export async function measureKernelPorts(cell: Cell, variant: Variant, config: M
   if (!driver) throw new Error(`bench ${config.name}: arm ${variant.name}: kernelPort ${String(variant.kernelPort)} is none of ${ALL_DRIVERS.map((d) => d.name).join(', ')}`);
   const n = names();
   removeTopology(n); // what a killed run may have left
-  buildTopology(n);
+  buildTopology(n, driver.mtu ?? 9000);
   const source = startSource(n, cell.size, config.seconds + config.warmup + 120);
   try {
     await sourceFlowing(n, source);

@@ -69,8 +69,8 @@ describe('bench matrix', () => {
 
   it('kernel-ports: a DPDK and a dpkit arm per kernel-port driver, compared pairwise, ports on the interfaces through that driver', () => {
     const p = presets.get('kernel-ports')!;
-    assert.deepEqual(p.variants.map((v) => v.name), ['af_packet-dpdk', 'af_packet-dpkit', 'tap-dpdk', 'tap-dpkit']);
-    assert.deepEqual(comparisons(p, p.variants.map((v) => v.name)), [['af_packet-dpdk', 'af_packet-dpkit'], ['tap-dpdk', 'tap-dpkit']]);
+    assert.deepEqual(p.variants.map((v) => v.name), ['af_packet-dpdk', 'af_packet-dpkit', 'tap-dpdk', 'tap-dpkit', 'af_xdp-dpdk', 'af_xdp-dpkit']);
+    assert.deepEqual(comparisons(p, p.variants.map((v) => v.name)), [['af_packet-dpdk', 'af_packet-dpkit'], ['tap-dpdk', 'tap-dpkit'], ['af_xdp-dpdk', 'af_xdp-dpkit']]);
     const cell = expandCells(p).find((c) => c.lcores === 2)!;
     const a = kernelTestpmdArgs(cell, p.variants[0]!, KERNEL_PORTS[0]!, ['s1', 'k1'], 2);
     assert.deepEqual(a.eal, ['--lcores', '0@0,1@1,2@0', '--vdev', 'net_af_packet0,iface=s1,qpairs=2', '--vdev', 'net_af_packet1,iface=k1,qpairs=2']);
