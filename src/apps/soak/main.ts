@@ -242,10 +242,12 @@ export async function soakMain(argv: string[]): Promise<number> {
   const pass = problems.length === 0;
   // collections: on the pair's forwarding lcore over the whole run, start-up included (null when it did not stop cleanly).
   const pairsOut = runs.map((r) => ({ name: r.name, argv: r.argv, rxPackets: rxAtEnd.get(r.name) ?? 0, collections: r.pmd.gcOfLcore.size ? [...r.pmd.gcOfLcore.values()].reduce((a, b) => a + b, 0) : null }));
-  const record = { minutes, period, bounds, pairs: pairsOut, samples, trends: verdict.trends, gc: verdict.gc, problems, pass };
+  const record = { minutes, period, bounds, pairs: pairsOut, samples, trends: verdict.trends, rate: verdict.rate, gc: verdict.gc, problems, pass };
   writeFileSync(join(out, 'soak.json'), JSON.stringify(record, null, 2) + '\n');
   writeFileSync(join(out, 'soak.svg'), plot(samples, `dpkit soak: ${runs.map((r) => r.name).join(', ')}, ${minutes} min`, bounds.warmup, bounds.lcorePauseMs));
   for (const t of verdict.trends) say(`soak: ${t.metric} ${t.ok ? 'flat' : 'GREW'}: ${(t.growth / 2 ** 20).toFixed(2)} MiB over the measured window (bound ${(t.bound / 2 ** 20).toFixed(2)} MiB)`);
+  const r = verdict.rate;
+  say(`soak: rate ${(r.p50 / 1e6).toFixed(1)} Mpps median over the sample intervals [${(r.min / 1e6).toFixed(1)}..${(r.max / 1e6).toFixed(1)}], fitted change over the measured window ${(r.change * 100).toFixed(1)} % (reported, not judged)`);
   for (const g of verdict.gc) say(gcLine(g, bounds));
   for (const p of problems) say(`soak: FAIL: ${p}`);
   say(`soak: ${pass ? 'pass' : 'fail'}; ${join(out, 'soak.json')}, ${join(out, 'soak.svg')}`);

@@ -82,6 +82,21 @@ export interface Trend {
   ok: boolean;
 }
 
+/**
+ * The forwarding rate over the measured window, from the packets received
+ * between samples. Reported, not judged: on the 2-core VM the soak runs on,
+ * the rate moves between two levels (46 and 78 Mpps summed, docs/reliability.md)
+ * with no cause in dpkit, so a bound on it would fail healthy runs.
+ */
+export interface RateSummary {
+  /** Packets a second over the sample intervals: median, least, most. */
+  p50: number;
+  min: number;
+  max: number;
+  /** The fitted change over the window as a fraction of the median (negative: it slowed). */
+  change: number;
+}
+
 /** One kind of thread's garbage collections over the measured window. */
 export interface GcSummary {
   kind: 'main' | 'lcores';
@@ -119,7 +134,7 @@ function gcSummary(measured: readonly SoakSample[], kind: 'main' | 'lcores', sec
 }
 
 /** The soak's verdict over `samples`: the trends, the collections, and the problems (empty: it passed). */
-export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAULT_BOUNDS): { trends: Trend[]; gc: GcSummary[]; problems: string[] } {
+export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAULT_BOUNDS): { trends: Trend[]; gc: GcSummary[]; rate: RateSummary; problems: string[] } {
   const measured = samples.filter((s) => s.t >= bounds.warmup);
   const problems: string[] = [];
   if (measured.length < 3) problems.push(`only ${measured.length} samples after the ${bounds.warmup} s warm-up: run longer or sample more often`);
@@ -156,7 +171,23 @@ export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAU
     const worst = stalls.reduce((a, s) => (s.gc.lcores.maxMs > a.gc.lcores.maxMs ? s : a));
     problems.push(`a forwarding lcore paused ${worst.gc.lcores.maxMs.toFixed(1)} ms for garbage collection (in the sample at ${worst.t.toFixed(0)} s; ${stalls.length} sample(s) past the bound of ${bounds.lcorePauseMs} ms)`);
   }
-  return { trends, gc, problems };
+  return { trends, gc, rate: rateSummary(measured, window), problems };
+}
+
+/** The rate of each interval between measured samples, and its fitted change over `window` seconds. */
+function rateSummary(measured: readonly SoakSample[], window: number): RateSummary {
+  const at: number[] = [];
+  const pps: number[] = [];
+  for (let i = 1; i < measured.length; i++) {
+    const a = measured[i - 1]!;
+    const b = measured[i]!;
+    if (b.t > a.t) {
+      at.push(b.t);
+      pps.push((b.rxPackets - a.rxPackets) / (b.t - a.t));
+    }
+  }
+  const p50 = percentile(pps, 50);
+  return { p50, min: pps.length ? Math.min(...pps) : 0, max: pps.length ? Math.max(...pps) : 0, change: p50 > 0 ? (slope(at, pps) * window) / p50 : 0 };
 }
 
 function mib(b: number): string {

@@ -47,6 +47,19 @@ describe('soak verdict', () => {
     assert.match(judge(run(() => 200 * MiB).slice(0, 11), bounds).problems.join(), /only 1 samples after the 10 s warm-up/);
   });
 
+  it('reports the rate over the sample intervals and its fitted change, without judging it', () => {
+    const steady = judge(run(() => 200 * MiB), bounds).rate;
+    assert.deepEqual(steady, { p50: 1000, min: 1000, max: 1000, change: 0 });
+    // Packets a second falling from 2000 to about 1000 over the window: a fitted change near -50 %, and no problem.
+    let total = 0;
+    const slowing = run(() => 200 * MiB).map((s) => ({ ...s, rxPackets: (total += s.t < 10 ? 2000 : 2000 - (s.t - 10) * 20) }));
+    const v = judge(slowing, bounds);
+    assert.equal(v.rate.max, 1980);
+    assert.equal(v.rate.min, 1020);
+    assert.ok(v.rate.change < -0.6 && v.rate.change > -0.7, `change ${v.rate.change}`);
+    assert.deepEqual(v.problems, []);
+  });
+
   it('sums up collections per kind of thread after the warm-up: count, p50, p99, longest pause, share of the time', () => {
     const v = judge(run(() => 200 * MiB), bounds);
     assert.deepEqual(v.problems, []);
