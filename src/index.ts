@@ -38,8 +38,8 @@ export type { GenBurstHook, GenClock, GenerateOptions, GenPeriodReport, GenRepor
 export { searchRate } from './gen/search.js';
 export type { SearchOptions, SearchReport, SearchTrial } from './gen/search.js';
 export { replay } from './gen/replay.js';
-export { generateOnLcores } from './gen/parallel.js';
-export type { GenerateOnLcoresOptions } from './gen/parallel.js';
+export { generateOnLcores } from './api/generate-lcores.js';
+export type { GenerateOnLcoresOptions } from './api/generate-lcores.js';
 export type { ReplayOptions } from './gen/replay.js';
 export type { EthSpec, FieldVarSpec, Ipv4Spec, Ipv6Spec, RawField, SizeRange, SizeSpec, StreamSpec, TcpSpec, UdpSpec, VaryMode } from './gen/stream.js';
 export type { BurstPattern, ConstantPattern, Pacer, PatternSpec, PoissonPattern, RampPattern, SchedulePattern, ScheduleStep } from './gen/pacer.js';

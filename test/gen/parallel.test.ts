@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { init, type Eal } from '../../src/api/eal.js';
 import { ArgError } from '../../src/errors.js';
 import { generate, makeSources, planStreams, type GenStreamSpec } from '../../src/gen/generate.js';
-import { generateOnLcores } from '../../src/gen/parallel.js';
+import { generateOnLcores } from '../../src/api/generate-lcores.js';
 import { makePacer } from '../../src/gen/pacer.js';
 import { partPacer, partPlanned, partToStream, type StreamPart } from '../../src/gen/split.js';
 import { portUp } from '../helpers.js';

@@ -10,7 +10,7 @@ import { ArgError } from '../../errors.js';
 import { fmtPps, generate, type GenPeriodReport, type GenReport, type GenStreamSpec } from '../../gen/generate.js';
 import { searchRate, type SearchReport, type SearchTrial } from '../../gen/search.js';
 import { replay } from '../../gen/replay.js';
-import { generateOnLcores } from '../../gen/parallel.js';
+import { generateOnLcores } from '../../api/generate-lcores.js';
 import { readStreams, sizeOf } from '../../gen/spec-file.js';
 
 export const GEN_USAGE = `Usage: dpkit gen [EAL options --] [options]

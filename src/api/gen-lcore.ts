@@ -1,14 +1,14 @@
 /**
- * The generator on one lcore (launched by parallel.ts): this lcore's share
+ * The generator on one lcore (launched by generate-lcores.ts): this lcore's share
  * of every stream (split.ts) on its own tx queue, paced to the deadlines all
  * lcores share from one t0, its account in genTxStats blocks the main thread
  * reserved and reads live; with latency, its rx queue of the same number is
  * checked between bursts.
  */
-import type { LcoreContext } from '../api/lcore.js';
+import type { LcoreContext } from './lcore.js';
 import { nowNs } from '../eal/clock.js';
-import { GenSender, makeSources, planStreams, type GenStreamSpec } from './generate.js';
-import { ProbeRx, ProbeTx } from './probe.js';
+import { GenSender, makeSources, planStreams, type GenStreamSpec } from '../gen/generate.js';
+import { ProbeRx, ProbeTx } from '../gen/probe.js';
 
 /**
  * Where the main thread and the lcores meet, a SharedArrayBuffer of GO_BYTES:

@@ -7,13 +7,13 @@
  * reports from the blocks, and merges them into one report per stream.
  */
 import { setTimeout as sleepMs } from 'node:timers/promises';
-import type { Eal } from '../api/eal.js';
+import type { Eal } from './eal.js';
 import { nowNs } from '../eal/clock.js';
 import { ArgError } from '../errors.js';
-import { checkRunOptions, newGenTxStats, planStreams, rateLink, runReport, streamReport, type GenerateOptions, type GenReport, type PlannedStream } from './generate.js';
-import { GEN_TX_STATS_SIZE, GENT_D_LAST_DEPART_NS, GENT_D_MAX_LATE_NS, GENT_D_T0 } from './gen-layout.js';
-import { GO_BYTES, GO_READY, GO_START, type GenLcoreArgs, type GenLcorePart } from './lcore.js';
-import { ProbeRx, ProbeTx, probeStreamStats } from './probe.js';
+import { checkRunOptions, newGenTxStats, planStreams, rateLink, runReport, streamReport, type GenerateOptions, type GenReport, type PlannedStream } from '../gen/generate.js';
+import { GEN_TX_STATS_SIZE, GENT_D_LAST_DEPART_NS, GENT_D_MAX_LATE_NS, GENT_D_T0 } from '../gen/gen-layout.js';
+import { GO_BYTES, GO_READY, GO_START, type GenLcoreArgs, type GenLcorePart } from './gen-lcore.js';
+import { ProbeRx, ProbeTx, probeStreamStats } from '../gen/probe.js';
 
 /** What `generateOnLcores` takes: `generate`'s options (but the thread-bound clock and onBurst hook), and the lcores. */
 export interface GenerateOnLcoresOptions extends Omit<GenerateOptions, 'clock' | 'onBurst' | 'queue'> {
@@ -79,7 +79,7 @@ export async function generateOnLcores(eal: Eal, opts: GenerateOnLcoresOptions):
     go,
   };
 
-  const run = await eal.launch<void, GenLcoreArgs>(new URL('./lcore.js', import.meta.url), { lcores, args });
+  const run = await eal.launch<void, GenLcoreArgs>(new URL('./gen-lcore.js', import.meta.url), { lcores, args });
   let done = false;
   const finished = run.wait().finally(() => (done = true));
   finished.catch(() => {});
