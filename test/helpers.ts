@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { getHeapSpaceStatistics } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
 import type { Ethdev } from '../src/ethdev/ethdev.js';
 import { Heap, type Burst } from '../src/eal/heap.js';
@@ -102,4 +103,27 @@ export function firstHeapDifference(wasm: Heap, ts: Heap, skip: (readonly [numbe
   if (same) return -1;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !ranges.some(([lo, hi]) => i >= lo && i < hi)) return i;
   return -1;
+}
+
+/**
+ * Bytes of the young generation per call of `loop`'s body over 10 000 calls,
+ * the least of up to 300 tries (a try a scavenge cut short reads low, never
+ * high). The body should call one function at one site, so the optimizer can
+ * inline it and keep its doubles unboxed, once its code is installed: on a
+ * loaded machine the compile on V8's background thread may take many tries,
+ * so tries go on (yielding, so the code can be installed) until one reads
+ * under `enough` bytes. Unoptimized code boxes every double.
+ */
+export async function bytesPerCall(loop: (n: number) => number, enough: number): Promise<number> {
+  const newSpace = (): number => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_used_size;
+  loop(200_000);
+  let least = Infinity;
+  for (let k = 0; k < 300 && least >= enough; k++) {
+    const before = newSpace();
+    loop(10_000);
+    const used = newSpace() - before;
+    if (used >= 0) least = Math.min(least, used / 10_000);
+    await new Promise((r) => setImmediate(r));
+  }
+  return least;
 }

@@ -59,6 +59,12 @@ export interface NativeShim {
   watch(fd: number, events: number, onReady: (events: number) => void): void;
   unwatch(fd: number): boolean;
   close(fd: number): void;
+  /**
+   * write(2) of bytes[offset, offset + length) to `fd`, EINTR retried.
+   * @returns the bytes written (fewer on a short write). Allocates nothing
+   * (fs.writeSync allocates every call). Absent from a shim built before it.
+   */
+  writeFd?(fd: number, bytes: Uint8Array, offset: number, length: number): number;
 }
 
 /**

@@ -7,6 +7,7 @@
  * (if_tsresol 9 or 6) and EPBs.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { native } from '../native/native.js';
 import {
   IF_TSRESOL,
   LINKTYPE_ETHERNET,
@@ -184,13 +185,18 @@ export class PcapWriter {
     this.endRecord();
   }
 
-  /** Writes the buffered records to the file. */
+  /**
+   * Writes the buffered records to the file: through the native shim's
+   * write(2) when it has one, since fs.writeSync allocates on every call and
+   * an lcore writing a capture collected garbage for it (the soak's pcap pair).
+   */
   flush(): void {
     let done = 0;
     const fill = this.fill;
+    const shim = native();
     while (done < fill) {
       try {
-        done += writeSync(this.fd, this.buffer, done, fill - done);
+        done += shim?.writeFd ? shim.writeFd(this.fd, this.buffer, done, fill - done) : writeSync(this.fd, this.buffer, done, fill - done);
       } catch (e) {
         throw new PcapError(this.file, -1, `write failed: ${(e as Error).message}`);
       }

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
-import { getHeapSpaceStatistics } from 'node:v8';
 import { clockIsNative, clockUncertaintyNs, nowNs } from '../../src/eal/clock.js';
 import { nativeUnavailable } from '../../src/native/native.js';
 import { startWorker } from '../../src/eal/spawn.js';
+import { bytesPerCall } from '../helpers.js';
 
 describe('nowNs', () => {
   it('reads CLOCK_MONOTONIC: each reading lies between two process.hrtime readings around it', () => {
@@ -38,34 +38,16 @@ describe('nowNs', () => {
 
   it('allocates nothing a reading when the native shim reads it (performance.now() boxes each in 16 bytes)', async (t) => {
     if (!clockIsNative()) return t.skip(`native shim ${nativeUnavailable() ?? 'without clockBind (rebuild it)'}`);
-    // Bytes of the young generation per call of `loop`'s body over 10 000 calls, the least of up to
-    // 300 tries (a try a scavenge cut short reads low, never high). Each loop calls one function at
-    // one site, as the generator's step() does, so the optimizer inlines it and keeps its doubles
-    // unboxed — once its code is installed: on a loaded machine the compile on V8's background
-    // thread may take many tries, so tries go on (yielding, so the code can be installed) until one
-    // reads under `enough` bytes. Unoptimized code boxes every double; only optimized code passes.
-    const newSpace = (): number => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_used_size;
-    const perCall = async (loop: (n: number) => number, enough: number): Promise<number> => {
-      loop(200_000);
-      let least = Infinity;
-      for (let k = 0; k < 300 && least >= enough; k++) {
-        const before = newSpace();
-        loop(10_000);
-        const used = newSpace() - before;
-        if (used >= 0) least = Math.min(least, used / 10_000);
-        await new Promise((r) => setImmediate(r));
-      }
-      return least;
-    };
+    // The meter (bytesPerCall) reads only optimized code's allocations once V8 has installed it.
     // The meter sees an allocation that must happen: an object kept past its call.
     const keep: { i: number }[] = new Array(1024);
-    const kept = await perCall((n) => {
+    const kept = await bytesPerCall((n) => {
       let acc = 0;
       for (let i = 0; i < n; i++) acc += (keep[i & 1023] = { i }).i;
       return acc;
     }, 0);
     assert.ok(kept >= 8, `the meter counts allocations: ${kept} bytes a call`);
-    const reading = await perCall((n) => {
+    const reading = await bytesPerCall((n) => {
       let acc = 0;
       for (let i = 0; i < n; i++) acc += nowNs();
       return acc;

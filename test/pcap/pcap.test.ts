@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { PcapError } from '../../src/pcap/format.js';
 import { PcapReader, READER_WINDOW } from '../../src/pcap/reader.js';
+import { PcapWriter } from '../../src/pcap/writer.js';
+import { native, nativeUnavailable } from '../../src/native/native.js';
+import { bytesPerCall } from '../helpers.js';
 import { loadNs, storeNs, unitsToTs } from '../../src/pcap/time.js';
 import { Bytes, concat, epb, frame, idb, packets, readCapture, shb, block, writeCapture } from './captures.js';
 
@@ -213,6 +216,34 @@ describe('malformed captures', () => {
 
   it('refuses a missing file with its name', () => {
     assert.throws(() => new PcapReader(path('nope.pcap')), /nope\.pcap: cannot open: ENOENT: no such file or directory$/);
+  });
+
+  it('flushes without allocating through the native shim (fs.writeSync allocates every call: an lcore writing a capture collected for it)', async (t) => {
+    if (!native()?.writeFd) return t.skip(`native shim ${nativeUnavailable() ?? 'without writeFd (rebuild it)'}`);
+    const w = PcapWriter.create('/dev/null');
+    const bytes = new Uint8Array(64);
+    const fd = openSync('/dev/null', 'w');
+    try {
+      // The meter sees fs.writeSync's allocation, so it would see one in the writer's flush.
+      const viaFs = await bytesPerCall((n) => {
+        let acc = 0;
+        for (let i = 0; i < n; i++) acc += writeSync(fd, bytes, 0, 64);
+        return acc;
+      }, 0);
+      assert.ok(viaFs >= 16, `fs.writeSync: ${viaFs} bytes a call`);
+      const flush = await bytesPerCall((n) => {
+        for (let i = 0; i < n; i++) {
+          w.beginRecord(64, 64, 1, 2);
+          w.endRecord();
+          w.flush();
+        }
+        return n;
+      }, 2);
+      assert.ok(flush < 2, `a record and a flush: ${flush} bytes`);
+    } finally {
+      closeSync(fd);
+      w.close();
+    }
   });
 
   it('writes files byte for byte as libpcap lays them out', () => {
