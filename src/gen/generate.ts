@@ -394,7 +394,11 @@ export class GenSender {
           if (d < nextDeadline) nextDeadline = d;
           break;
         }
-        this.send(k, src, c, d, t);
+        // The burst's deadline and departure go by a Float64Array: as arguments of a call the
+        // optimizer does not inline, doubles are boxed, two HeapNumbers a burst.
+        this.times[0] = d;
+        this.times[1] = t;
+        this.send(k, src, c);
         budget--;
         t = now() - this.t0;
       }
@@ -402,8 +406,13 @@ export class GenSender {
     return nextDeadline;
   }
 
-  private send(k: number, src: PacedSource, c: number, deadline: number, now: number): void {
+  /** The burst's deadline and departure, ns after t0, as send reads them. */
+  private readonly times = new Float64Array(2);
+
+  private send(k: number, src: PacedSource, c: number): void {
     const { f64, burst, pool, txq } = this;
+    const deadline = this.times[0]!;
+    const now = this.times[1]!;
     const mbufs = this.target.mbufs;
     const first = f64[c + GENT_D_NEXT]!;
     const n = Math.min(this.opts.burst, src.planned - first);
