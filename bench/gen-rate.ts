@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Table from 'cli-table3';
 import { dpdkTestpmd, dpkitEntry, runTestpmd } from '../src/apps/bench/testpmd-run.js';
+import { summarize } from '../src/apps/bench/stats.js';
 import type { BenchCase, BenchOptions, Benchmark } from '../src/apps/bench/types.js';
 import { startWorker } from '../src/eal/spawn.js';
 import type { GenRateJob, GenRateResult } from './gen-rate.worker.js';
@@ -116,8 +117,8 @@ export const benchmark: Benchmark = {
     const t = new Table({ head: ['case', 'figure', 'median', 'min', 'max'], style: { head: [], border: [] } });
     for (const r of results as { name: string; figures?: Record<string, number[]> }[]) {
       for (const [k, v] of Object.entries(r.figures ?? {})) {
-        const s = [...v].sort((a, b) => a - b);
-        t.push([r.name, k, s[Math.floor((s.length - 1) / 2)]!.toFixed(2), s[0]!.toFixed(2), s[s.length - 1]!.toFixed(2)]);
+        const s = summarize(v);
+        t.push([r.name, k, s.median.toFixed(2), s.min.toFixed(2), s.max.toFixed(2)]);
       }
     }
     return t.length === 0 ? '' : `Figures beside the rate (median of the repetitions):\n${t.toString()}`;

@@ -58,24 +58,18 @@ export function main(ctx: LcoreContext<GenLcoreArgs>): void {
   const part = a.parts[index]!;
   const { heap, pool, mbufs } = ctx;
   const planned = planStreams(a.streams, a.rate, a.mac, pool.bufLen - pool.headroom, a.count, a.durationNs, 0, { port: a.port, mbps: a.linkMbps });
-  const sources = makeSources(heap, planned, { index, parts: a.parts.length, burst: a.burst });
+  const share = { index, parts: a.parts.length, burst: a.burst };
+  const sources = makeSources(heap, planned, share);
   const txq = ctx.txQueue(a.port, part.queue);
   const checker = part.checker !== undefined ? ProbeRx.attach(heap, part.checker) : null;
   const rxq = checker !== null ? ctx.rxQueue(a.rxPort, part.queue) : null;
   const rxb = ctx.burst(a.burst);
-  const poll = (): number => {
-    const n = rxq!.rxBurst(rxb, a.burst);
-    if (n > 0) {
-      checker!.check(rxb, n);
-      mbufs.freeBulk(rxb, n);
-    }
-    return n;
-  };
+  const poll = (): number => checker!.receive(rxq!, rxb, a.burst, mbufs);
   const sender = new GenSender({ heap, mbufs }, pool, txq, sources, {
     burst: a.burst,
     lateNs: a.lateNs,
     stats: part.stats,
-    part: { index, parts: a.parts.length, burst: a.burst },
+    part: share,
     ...(part.stampers !== undefined ? { stampers: part.stampers.map((b) => ProbeTx.attach(heap, b)), afterBurst: poll } : {}),
   });
 

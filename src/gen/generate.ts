@@ -470,14 +470,7 @@ export async function runPaced(target: GenTarget, sources: readonly PacedSource[
   const rxq = checker ? ethdev.rxQueue(opts.rxPort ?? opts.port ?? 0, 0) : null;
   const rxb: Burst = heap.burst(burstSize);
   /** Receives and checks one burst. @returns how many came */
-  const poll = (): number => {
-    const n = rxq!.rxBurst(rxb, burstSize);
-    if (n > 0) {
-      checker!.check(rxb, n);
-      mbufs.freeBulk(rxb, n);
-    }
-    return n;
-  };
+  const poll = (): number => checker!.receive(rxq!, rxb, burstSize, mbufs);
   const sender = new GenSender(target, pool, txq, sources, {
     burst: burstSize,
     lateNs,

@@ -18,6 +18,8 @@
  */
 import { ArgError } from '../errors.js';
 import type { Burst, Heap } from '../eal/heap.js';
+import type { RxQueue } from '../ethdev/driver.js';
+import type { Mbufs } from '../mem/mbuf.js';
 import { nowNs } from '../eal/clock.js';
 import { histBytes, histInit, LatencyHistogram, type HistogramOptions, type LatencySummary } from './hist.js';
 import {
@@ -201,6 +203,16 @@ export class ProbeRx {
   /** Checks `burst[0..n)` against the time now; packets are not changed. @returns how many carried a probe of a tracked stream. */
   check(burst: Burst, n: number): number {
     return this.checkAt(burst, n, nowNs());
+  }
+
+  /** Receives a burst of at most `n` from `rxq`, checks it and frees it: a sender's loopback drained. @returns how many came */
+  receive(rxq: Pick<RxQueue, 'rxBurst'>, burst: Burst, n: number, mbufs: Pick<Mbufs, 'freeBulk'>): number {
+    const got = rxq.rxBurst(burst, n);
+    if (got > 0) {
+      this.check(burst, got);
+      mbufs.freeBulk(burst, got);
+    }
+    return got;
   }
 
   /** As check, with an rx time the caller read. */
