@@ -240,6 +240,11 @@ describe('malformed captures', () => {
         return n;
       }, 2);
       assert.ok(flush < 2, `a record and a flush: ${flush} bytes`);
+      // A range outside the bytes, or a closed fd, is one line naming it; nothing is written.
+      const shim = native()!;
+      assert.throws(() => shim.writeFd!(fd, bytes, 60, 8), /writeFd: offset and length must be whole numbers inside bytes/);
+      assert.throws(() => shim.writeFd!(fd, bytes, 0.5, 8), /writeFd: offset and length must be whole numbers inside bytes/);
+      assert.throws(() => shim.writeFd!(1 << 20, bytes, 0, 8), /write.*fd 1048576/);
     } finally {
       closeSync(fd);
       w.close();
