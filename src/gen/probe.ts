@@ -18,7 +18,6 @@
  */
 import { ArgError } from '../errors.js';
 import type { Burst, Heap } from '../eal/heap.js';
-import type { RxQueue } from '../ethdev/driver.js';
 import type { Mbufs } from '../mem/mbuf.js';
 import { nowNs } from '../eal/clock.js';
 import { histBytes, histInit, LatencyHistogram, type HistogramOptions, type LatencySummary } from './hist.js';
@@ -206,7 +205,7 @@ export class ProbeRx {
   }
 
   /** Receives a burst of at most `n` from `rxq`, checks it and frees it: a sender's loopback drained. @returns how many came */
-  receive(rxq: Pick<RxQueue, 'rxBurst'>, burst: Burst, n: number, mbufs: Pick<Mbufs, 'freeBulk'>): number {
+  receive(rxq: { rxBurst(burst: Burst, n: number): number }, burst: Burst, n: number, mbufs: Pick<Mbufs, 'freeBulk'>): number {
     const got = rxq.rxBurst(burst, n);
     if (got > 0) {
       this.check(burst, got);
