@@ -75,13 +75,24 @@ export function hashData(h: u32, pos: i32): u32 {
   return load<u32>(load<u32>(h, HASH_KEYS) + <u32>(pos + 1) * load<u32>(h, HASH_KEY_STRIDE) + ((load<u32>(h, HASH_KEY_LEN) + 3) & ~3));
 }
 
-/** rte_hash_lookup_bulk: each of the `n` keys at `keys` hashed and looked up into `positions`. Returns n. */
+/**
+ * rte_hash_lookup_bulk: each of the `n` keys at `keys` hashed and looked up
+ * into `positions`. Returns n. In two passes, as DPDK's bulk lookup is in
+ * stages: first every key's hash (into `positions`, as scratch), then every
+ * search. Wasm has no prefetch; a search loop whose iterations depend on no
+ * earlier one lets the CPU have several keys' bucket and key loads in
+ * flight at once, where hashing in the same loop kept one or two.
+ */
 export function hashLookupBulk(h: u32, keys: u32, positions: u32, n: u32): u32 {
   const len = load<u32>(h, HASH_KEY_LEN);
   const init = load<u32>(h, HASH_INIT_VAL);
   for (let i: u32 = 0; i < n; i++) {
     const k = keys + i * len;
-    store<i32>(positions + (i << 2), hashFind(h, k, hashKeyAt(k, len, init)));
+    store<u32>(positions + (i << 2), hashKeyAt(k, len, init));
+  }
+  for (let i: u32 = 0; i < n; i++) {
+    const p = positions + (i << 2);
+    store<i32>(p, hashFind(h, keys + i * len, load<u32>(p)));
   }
   return n;
 }
