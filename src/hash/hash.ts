@@ -173,7 +173,7 @@ export class Hash {
     u32[this.hw + HASH_W_FREE_TOP] = top - 1;
     // Key and data first: a reader that finds the index finds the whole key.
     const s = this.slot(idx);
-    this.u8.set(key.subarray(0, this.keyLen), s);
+    for (let i = 0; i < this.keyLen; i++) this.u8[s + i] = key[i]!;
     u32[(s + this.dataAt) >>> 2] = data >>> 0;
     this.setEntry(at, sig, idx);
     return idx - 1;
@@ -271,16 +271,20 @@ export class Hash {
     return -1;
   }
 
-  /** The entry holding `key` (bucket * 8 + entry), or -1. */
+  /** The entry holding `key` (bucket * 8 + entry), or -1. Allocates nothing: a lookup may run on a data path. */
   private entryOf(key: Uint8Array, hash: number): number {
     const sig = hash >>> 16;
     const prim = hash & this.u32[this.hw + HASH_W_BUCKET_MASK]!;
-    for (const b of [prim, this.alt(prim, sig)]) {
-      for (let j = 0; j < HASH_BUCKET_ENTRIES; j++) {
-        const at = b * 8 + j;
-        const idx = this.entryIdx(at);
-        if (idx !== 0 && this.entrySig(at) === sig && this.keyIs(idx, key)) return at;
-      }
+    const at = this.entryIn(prim, sig, key);
+    return at >= 0 ? at : this.entryIn(this.alt(prim, sig), sig, key);
+  }
+
+  /** The entry of `bucket` holding `key` (signature `sig`), or -1. */
+  private entryIn(bucket: number, sig: number, key: Uint8Array): number {
+    for (let j = 0; j < HASH_BUCKET_ENTRIES; j++) {
+      const at = bucket * 8 + j;
+      const idx = this.entryIdx(at);
+      if (idx !== 0 && this.entrySig(at) === sig && this.keyIs(idx, key)) return at;
     }
     return -1;
   }
