@@ -20,6 +20,7 @@ import { ArgError, DpkitError } from '../../errors.js';
 import { packageRoot } from '../../package.js';
 import { bootstrapRatio, seededRandom, summarize, verdict, type RatioCI, type Summary, type Verdict } from './stats.js';
 import type { BenchOptions, Benchmark } from './types.js';
+import { filterCases } from './runner.js';
 
 /** One side of the comparison: a name and the checkout whose `bin/dpkit.js` runs it. */
 export interface MicroArm {
@@ -78,9 +79,7 @@ function runOnce(arm: MicroArm, bench: string, caseName: string, opts: BenchOpti
  * and on this tree, `opts.reps` times each, alternating.
  */
 export async function runMicroArms(benchmark: Benchmark, others: MicroArm[], opts: BenchOptions, progress: (line: string) => void, filter?: string, seed = 1): Promise<MicroArmCase[]> {
-  const wanted = filter?.split(',').filter(Boolean);
-  const cases = benchmark.cases(opts).filter((c) => !wanted || wanted.some((w) => c.name.includes(w)));
-  if (cases.length === 0) throw new ArgError(`bench ${benchmark.name}: no case matches --filter ${filter}`);
+  const cases = filterCases(benchmark, opts, filter);
   const arms: MicroArm[] = [...others, { name: THIS_ARM, dir: fileURLToPath(packageRoot()) }];
   const samples = cases.map(() => arms.map(() => [] as number[]));
   const rand = seededRandom(seed);

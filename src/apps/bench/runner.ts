@@ -10,7 +10,7 @@ import Table from 'cli-table3';
 import { ArgError } from '../../errors.js';
 import { measure } from './harness.js';
 import { summarize, type Summary } from './stats.js';
-import type { BenchOptions, BenchRegistry, Benchmark } from './types.js';
+import type { BenchCase, BenchOptions, BenchRegistry, Benchmark } from './types.js';
 
 /** The registry's names, sorted (for help and errors). */
 export function listBenchmarks(registry: BenchRegistry): string[] {
@@ -37,11 +37,25 @@ export interface CaseResult {
   figures?: Record<string, number[]>;
 }
 
-/** Runs the cases of `benchmark` matching `filter` (comma-separated substrings), `opts.reps` rounds of all cases. */
-export async function runBenchmark(benchmark: Benchmark, opts: BenchOptions, progress: (line: string) => void = () => {}, filter?: string): Promise<CaseResult[]> {
+/**
+ * The cases `filter` selects: a filter that is one case's whole name selects
+ * that case alone (how an alternating run names a case to a checkout's
+ * process, where case names hold commas: "hash lookupBulk 16, wasm"), else
+ * every case whose name holds one of its comma-separated substrings.
+ * @throws ArgError when none matches
+ */
+export function filterCases(benchmark: Benchmark, opts: BenchOptions, filter?: string): BenchCase[] {
+  const all = benchmark.cases(opts);
+  const exact = all.filter((c) => c.name === filter);
   const wanted = filter?.split(',').filter(Boolean);
-  const cases = benchmark.cases(opts).filter((c) => !wanted || wanted.some((w) => c.name.includes(w)));
+  const cases = exact.length > 0 ? exact : all.filter((c) => !wanted || wanted.some((w) => c.name.includes(w)));
   if (cases.length === 0) throw new ArgError(`bench ${benchmark.name}: no case matches --filter ${filter}`);
+  return cases;
+}
+
+/** Runs the cases of `benchmark` matching `filter` (filterCases), `opts.reps` rounds of all cases. */
+export async function runBenchmark(benchmark: Benchmark, opts: BenchOptions, progress: (line: string) => void = () => {}, filter?: string): Promise<CaseResult[]> {
+  const cases = filterCases(benchmark, opts, filter);
   const results: CaseResult[] = cases.map((c) => ({ name: c.name, params: c.params, unit: 'Mpps', samples: [], summary: summarize([]), gc: 0, failures: [] }));
   const total = opts.reps * cases.length;
   let done = 0;

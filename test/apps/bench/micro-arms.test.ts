@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseCheckout, renderMicroArms, THIS_ARM } from '../../../src/apps/bench/micro-arms.js';
+import { filterCases } from '../../../src/apps/bench/runner.js';
+import type { Benchmark } from '../../../src/apps/bench/types.js';
 import { ArgError } from '../../../src/errors.js';
 
 describe('bench --checkout for micro-benchmarks', () => {
@@ -29,5 +31,15 @@ describe('bench --checkout for micro-benchmarks', () => {
     assert.match(text, /10\.5 \(10\.0\.\.11\.0\)/);
     assert.match(text, /1\.952 \(1\.800\.\.2\.100\)/);
     assert.match(text, /▲ faster/);
+  });
+
+  it("names one case to a checkout's process exactly, though case names hold commas", () => {
+    const names = ['hash lookupBulk 16, wasm', 'hash lookupBulk 64, wasm', 'hash lookupBulk 16, ts', 'hash lookupBulk, DPDK'];
+    const b = { name: 'lpm', cases: () => names.map((name) => ({ name, params: {} })) } as unknown as Benchmark;
+    const opts = { reps: 1, durationMs: 1, warmupMs: 0, quick: false };
+    assert.deepEqual(filterCases(b, opts, 'hash lookupBulk 16, wasm').map((c) => c.name), ['hash lookupBulk 16, wasm']);
+    // Not a whole name: comma-separated substrings, as a user types them.
+    assert.deepEqual(filterCases(b, opts, 'wasm,ts').map((c) => c.name), names.slice(0, 3));
+    assert.throws(() => filterCases(b, opts, 'lpm6'), (e: unknown) => e instanceof ArgError && /no case matches --filter lpm6/.test(e.message));
   });
 });
