@@ -17,6 +17,20 @@ export function hashKeyAt(p: u32, len: u32, init: u32): u32 {
     for (let s: u32 = 0; i < len; i++, s += 8) w |= <u32>load<u8>(p + i) << s;
     h = mixStep(h, w);
   }
+  return fmix(h);
+}
+
+/** hashKeyAt of a 16-byte key given as its four little-endian words (the same hash): a key in a register needs no trip through memory. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+export function hashKey16(w0: u32, w1: u32, w2: u32, w3: u32, init: u32): u32 {
+  return fmix(mixStep(mixStep(mixStep(mixStep(init ^ 16, w0), w1), w2), w3));
+}
+
+/** murmur3's finalizer: every bit of `h` moves every bit of the hash. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function fmix(h: u32): u32 {
   h ^= h >>> 16;
   h *= 0x85ebca6b;
   h ^= h >>> 13;

@@ -50,6 +50,16 @@ export function hashKey(u8: Uint8Array, p: number, len: number, init: number): n
     for (let s = 0; i < len; i++, s += 8) w |= u8[p + i]! << s;
     h = mixStep(h, w);
   }
+  return fmix(h);
+}
+
+/** hashKey of a 16-byte key given as its four little-endian words (hashKey16 in hash.as.ts). @returns the hash, a u32 */
+export function hashKey16(w0: number, w1: number, w2: number, w3: number, init: number): number {
+  return fmix(mixStep(mixStep(mixStep(mixStep((init ^ 16) | 0, w0), w1), w2), w3));
+}
+
+/** murmur3's finalizer. */
+function fmix(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

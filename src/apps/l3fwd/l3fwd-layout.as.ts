@@ -26,9 +26,12 @@ export const L3L_MAC_COUNT: u32 = 512;
 export const L3L_MAX_LEN: u32 = 768;
 export const L3L_MAX_LEN_COUNT: u32 = 32;
 export const L3L_RX_OVERSIZE: u32 = 896;
+export const L3L_HASHES: u32 = 904;
+export const L3L_HASHES_COUNT: u32 = 32;
 export const L3L_FLAG_EM: u32 = 1;
 export const L3L_MAX_PORTS: u32 = 32;
 export const L3L_TX_BUF_LEN: u32 = 64;
 export const L3L_MAC_STRIDE: u32 = 16;
+export const L3L_HASH_BURST: u32 = 32;
 
-export const L3FWD_LAYOUT_ID: u32 = 0xe098aac0;
+export const L3FWD_LAYOUT_ID: u32 = 0xb3a59ed2;

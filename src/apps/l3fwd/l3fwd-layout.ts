@@ -88,6 +88,12 @@ export const L3L_MAX_LEN_COUNT = 32;
 export const L3L_RX_OVERSIZE = 896;
 /** L3L_RX_OVERSIZE as a f64 index. */
 export const L3L_F_RX_OVERSIZE = 112;
+/** EM: each packet's key hash, the kernel's first pass over up to L3L_HASH_BURST packets (the hash table's own bulk lookup is in passes, for the same reason). (u32[32] at byte 904) */
+export const L3L_HASHES = 904;
+/** L3L_HASHES as a u32 index. */
+export const L3L_W_HASHES = 226;
+/** Elements of L3L_HASHES. */
+export const L3L_HASHES_COUNT = 32;
 /** Exact-match lookup on the 5-tuple (--lookup em); else LPM on the destination address. */
 export const L3L_FLAG_EM = 1;
 /** Ports an lcore can send to (the port mask is 32 bits). */
@@ -96,6 +102,8 @@ export const L3L_MAX_PORTS = 32;
 export const L3L_TX_BUF_LEN = 64;
 /** Bytes of L3L_MAC per port. */
 export const L3L_MAC_STRIDE = 16;
+/** Packets per pass of the EM kernel: L3L_HASHES holds their hashes. */
+export const L3L_HASH_BURST = 32;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const L3FWD_LAYOUT_ID = 0xe098aac0;
+export const L3FWD_LAYOUT_ID = 0xb3a59ed2;

@@ -11,7 +11,7 @@
 // carry) or decrement the hop limit (which DPDK 22.11 leaves as it is),
 // write the port's MACs and append the packet to the port's tx buffer. `s`
 // is the lcore's block (l3fwd.record.ts).
-import { hashData, hashFind, hashKeyAt } from '../../hash/hash.as';
+import { hashData, hashFind, hashKey16, hashKeyAt } from '../../hash/hash.as';
 import { HASH_INIT_VAL } from '../../hash/hash-layout.as';
 import { mtod } from '../../mem/mbuf.as';
 import { MBUF_SHIFT, M_DATA_LEN, M_PKT_LEN } from '../../mem/mbuf-layout.as';
@@ -25,6 +25,8 @@ import {
   L3L_DROPS,
   L3L_FLAGS,
   L3L_FLAG_EM,
+  L3L_HASHES,
+  L3L_HASH_BURST,
   L3L_KEY,
   L3L_KEY6,
   L3L_MAC,
@@ -51,8 +53,13 @@ export function l3fwdValidIpv4(ip: u32, len: u32): bool {
   const hl = (vihl & 0xf) << 2;
   if (vihl >> 4 != 4 || hl < IPV4_HDR_LEN || hl > len - ETHER_HDR_LEN) return false;
   if (loadBe16(ip + 2) < IPV4_HDR_LEN || load<u8>(ip, 8) <= 1) return false;
-  let sum: u32 = 0;
-  for (let i: u32 = 0; i < hl; i += 2) sum += <u32>bswap<u16>(load<u16>(ip + i));
+  // The ones' complement sum in the words' own byte order (RFC 1071: the sum
+  // of swapped words is the swapped sum, and 0xffff is its own swap), 4 bytes
+  // at a time: hl is a multiple of 4.
+  let sum: u64 = 0;
+  for (let i: u32 = 0; i < hl; i += 4) sum += <u64>load<u32>(ip + i);
+  sum = (sum & 0xffffffff) + (sum >> 32);
+  sum = (sum & 0xffffffff) + (sum >> 32);
   sum = (sum & 0xffff) + (sum >> 16);
   sum = (sum & 0xffff) + (sum >> 16);
   return sum == 0xffff;
@@ -65,9 +72,56 @@ export function l3fwdValidIpv6(ip: u32, len: u32): bool {
   return len >= ETHER_HDR_LEN + IPV6_HDR_LEN && load<u8>(ip) >> 4 == 6 && load<u8>(ip, 7) > 1;
 }
 
+/** ipv4_5tuple_host: the 16 bytes from the TTL of the IPv4 header at `ip`, TTL and checksum masked out. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function emKey4(ip: u32): v128 {
+  return v128.and(v128.load(ip, 8), i32x4(0xff00, -1, -1, -1));
+}
+
+/** ipv6_5tuple_host into the 48 bytes at `key6`: from the payload length, all of the first 4 but the protocol masked out, then 8 zero bytes. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function emKey6(ip: u32, key6: u32): void {
+  v128.store(key6, v128.and(v128.load(ip, 4), i32x4(0xff0000, -1, -1, -1)));
+  v128.store(key6, v128.load(ip, 20), 16);
+  v128.store(key6, v128.and(v128.load(ip, 36), i32x4(-1, -1, 0, 0)), 32);
+}
+
+/**
+ * EM's first pass over packets lo..hi-1 of `burst`: each one's key hash into
+ * L3L_HASHES (a packet that is no IP, or whose family has no table, gets
+ * one that is never read). Apart from the searches, as the hash table's bulk
+ * lookup is: the searches then depend on no hashing, and the CPU has several
+ * packets' bucket loads in flight.
+ */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+function emHashes(s: u32, table: u32, table6: u32, burst: u32, lo: u32, hi: u32): void {
+  const init = table != 0 ? load<u32>(table, HASH_INIT_VAL) : 0;
+  const init6 = table6 != 0 ? load<u32>(table6, HASH_INIT_VAL) : 0;
+  const key6 = s + L3L_KEY6;
+  for (let i = lo; i < hi; i++) {
+    // The buffer holds an Ethernet header and the keys' bytes whatever the frame's length; a short frame's hash is never read.
+    const l2 = mtod(load<u32>(burst + (i << 2)) << MBUF_SHIFT);
+    const type = loadBe16(l2 + 12);
+    let hash: u32 = 0;
+    if (type == ETHER_TYPE_IPV4) {
+      const k = emKey4(l2 + ETHER_HDR_LEN);
+      hash = hashKey16(i32x4.extract_lane(k, 0), i32x4.extract_lane(k, 1), i32x4.extract_lane(k, 2), i32x4.extract_lane(k, 3), init);
+    }
+    else if (type == ETHER_TYPE_IPV6 && table6 != 0) {
+      emKey6(l2 + ETHER_HDR_LEN, key6);
+      hash = hashKeyAt(key6, 48, init6);
+    }
+    store<u32>(s + L3L_HASHES + ((i - lo) << 2), hash);
+  }
+}
+
 /**
  * Forwards the `n` packets of `burst`: each lands in its port's tx buffer or
  * in the drop list (L3L_NB_DROPS says how many). Returns the drop count.
+ * EM hashes L3L_HASH_BURST packets in a first pass (emHashes), then routes them.
  */
 export function l3fwdRoute(s: u32, burst: u32, n: u32): u32 {
   const table = load<u32>(s, L3L_TABLE);
@@ -86,60 +140,60 @@ export function l3fwdRoute(s: u32, burst: u32, n: u32): u32 {
   const key6 = s + L3L_KEY6;
   let nd: u32 = 0;
   let over: u32 = 0;
-  for (let i: u32 = 0; i < n; i++) {
-    const h = load<u32>(burst + (i << 2));
-    const r = h << MBUF_SHIFT;
-    const l2 = mtod(r);
-    const len = <u32>load<u16>(r, M_DATA_LEN);
-    const ip = l2 + ETHER_HDR_LEN;
-    const type = len < ETHER_HDR_LEN ? 0 : loadBe16(l2 + 12);
-    const v4 = type == ETHER_TYPE_IPV4;
-    const big = load<u32>(r, M_PKT_LEN) > maxLen;
-    if (big) over++;
-    if (big || !(v4 ? l3fwdValidIpv4(ip, len) : type == ETHER_TYPE_IPV6 && l3fwdValidIpv6(ip, len))) {
-      store<u32>(drops + (nd << 2), h);
-      nd++;
-      continue;
-    }
-    let port = rxPort;
-    if (v4) {
-      if (em) {
-        // ipv4_5tuple_host: the 16 bytes from the TTL, TTL and checksum masked out.
-        if (table != 0) {
-          v128.store(key, v128.and(v128.load(ip, 8), i32x4(0xff00, -1, -1, -1)));
-          const pos = hashFind(table, key, hashKeyAt(key, 16, load<u32>(table, HASH_INIT_VAL)));
-          if (pos >= 0) port = hashData(table, pos);
-        }
-      } else {
-        const e = lpmEntry(tbl24, tbl8, bswap<u32>(load<u32>(ip, 16)));
-        if (e & LPM_VALID) port = e & LPM_NEXT_HOP_MASK;
+  for (let lo: u32 = 0; lo < n; lo += L3L_HASH_BURST) {
+    const hi = min(n, lo + L3L_HASH_BURST);
+    if (em) emHashes(s, table, table6, burst, lo, hi);
+    for (let i = lo; i < hi; i++) {
+      const h = load<u32>(burst + (i << 2));
+      const r = h << MBUF_SHIFT;
+      const l2 = mtod(r);
+      const len = <u32>load<u16>(r, M_DATA_LEN);
+      const ip = l2 + ETHER_HDR_LEN;
+      const type = len < ETHER_HDR_LEN ? 0 : loadBe16(l2 + 12);
+      const v4 = type == ETHER_TYPE_IPV4;
+      const big = load<u32>(r, M_PKT_LEN) > maxLen;
+      if (big) over++;
+      if (big || !(v4 ? l3fwdValidIpv4(ip, len) : type == ETHER_TYPE_IPV6 && l3fwdValidIpv6(ip, len))) {
+        store<u32>(drops + (nd << 2), h);
+        nd++;
+        continue;
       }
-      store<u8>(ip, load<u8>(ip, 8) - 1, 8);
-      store<u16>(ip, load<u16>(ip, 10) + 1, 10);
-    } else {
-      if (table6 != 0) {
+      let port = rxPort;
+      if (v4) {
         if (em) {
-          // ipv6_5tuple_host: the 40 bytes from the payload length, all of the first 4 but the protocol masked out, then 8 zero bytes.
-          v128.store(key6, v128.and(v128.load(ip, 4), i32x4(0xff0000, -1, -1, -1)));
-          v128.store(key6, v128.load(ip, 20), 16);
-          v128.store(key6, v128.and(v128.load(ip, 36), i32x4(-1, -1, 0, 0)), 32);
-          const pos = hashFind(table6, key6, hashKeyAt(key6, 48, load<u32>(table6, HASH_INIT_VAL)));
-          if (pos >= 0) port = hashData(table6, pos);
+          if (table != 0) {
+            v128.store(key, emKey4(ip));
+            const pos = hashFind(table, key, load<u32>(s + L3L_HASHES + ((i - lo) << 2)));
+            if (pos >= 0) port = hashData(table, pos);
+          }
         } else {
-          const hop = lpm6Find(tbl24v6, tbl8v6, ip + 24);
-          if (hop >= 0) port = <u32>hop;
+          const e = lpmEntry(tbl24, tbl8, bswap<u32>(load<u32>(ip, 16)));
+          if (e & LPM_VALID) port = e & LPM_NEXT_HOP_MASK;
         }
+        store<u8>(ip, load<u8>(ip, 8) - 1, 8);
+        store<u16>(ip, load<u16>(ip, 10) + 1, 10);
+      } else {
+        if (table6 != 0) {
+          if (em) {
+            emKey6(ip, key6);
+            const pos = hashFind(table6, key6, load<u32>(s + L3L_HASHES + ((i - lo) << 2)));
+            if (pos >= 0) port = hashData(table6, pos);
+          } else {
+            const hop = lpm6Find(tbl24v6, tbl8v6, ip + 24);
+            if (hop >= 0) port = <u32>hop;
+          }
+        }
+        store<u8>(ip, load<u8>(ip, 7) - 1, 7);
       }
-      store<u8>(ip, load<u8>(ip, 7) - 1, 7);
+      if (port >= L3L_MAX_PORTS || ((mask >> port) & 1) == 0) port = rxPort;
+      const mac = s + L3L_MAC + (port << 4);
+      store<u64>(l2, load<u64>(mac));
+      store<u32>(l2, load<u32>(mac, 8), 8);
+      const lenAt = s + L3L_TX_LEN + (port << 2);
+      const k = load<u32>(lenAt);
+      store<u32>(bufs + ((port * L3L_TX_BUF_LEN + k) << 2), h);
+      store<u32>(lenAt, k + 1);
     }
-    if (port >= L3L_MAX_PORTS || ((mask >> port) & 1) == 0) port = rxPort;
-    const mac = s + L3L_MAC + (port << 4);
-    store<u64>(l2, load<u64>(mac));
-    store<u32>(l2, load<u32>(mac, 8), 8);
-    const lenAt = s + L3L_TX_LEN + (port << 2);
-    const k = load<u32>(lenAt);
-    store<u32>(bufs + ((port * L3L_TX_BUF_LEN + k) << 2), h);
-    store<u32>(lenAt, k + 1);
   }
   store<f64>(s, load<f64>(s, L3L_RX_PACKETS) + <f64>n, L3L_RX_PACKETS);
   store<f64>(s, load<f64>(s, L3L_BAD_PACKETS) + <f64>(nd - over), L3L_BAD_PACKETS);

@@ -34,11 +34,13 @@ Counters are Float64 slots with one writer, this lcore.`,
     mac: { type: 'u8', at: 256, count: 512, doc: 'Per port, 16 bytes: the 6-byte destination MAC (--eth-dest), then the port\'s own 6 as source.' },
     maxLen: { type: 'u32', at: 768, count: 32, doc: "Per port: the largest frame it receives, its MTU plus the Ethernet header (--max-pkt-len sets the MTU); a longer one is dropped as a NIC drops it." },
     rxOversize: { type: 'f64', at: 896, doc: 'Frames dropped as longer than their port\'s maxLen (a NIC\'s rx_oversize / ierrors).' },
+    hashes: { type: 'u32', at: 904, count: 32, doc: "EM: each packet's key hash, the kernel's first pass over up to L3L_HASH_BURST packets (the hash table's own bulk lookup is in passes, for the same reason)." },
   },
   consts: {
     L3L_FLAG_EM: { value: 1, doc: 'Exact-match lookup on the 5-tuple (--lookup em); else LPM on the destination address.' },
     L3L_MAX_PORTS: { value: 32, doc: 'Ports an lcore can send to (the port mask is 32 bits).' },
     L3L_TX_BUF_LEN: { value: 64, doc: 'A tx buffer holds a burst beyond MAX_TX_BURST: the loop sends whenever one holds any, after each rx burst.' },
     L3L_MAC_STRIDE: { value: 16, doc: 'Bytes of L3L_MAC per port.' },
+    L3L_HASH_BURST: { value: 32, doc: 'Packets per pass of the EM kernel: L3L_HASHES holds their hashes.' },
   },
 });

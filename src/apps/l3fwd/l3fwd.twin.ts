@@ -7,7 +7,7 @@
 import type { Heap } from '../../eal/heap.js';
 import { Hash } from '../../hash/hash.js';
 import { HASH_W_INIT_VAL } from '../../hash/hash-layout.js';
-import { hashFinder, hashKey } from '../../hash/hash.twin.js';
+import { hashFinder, hashKey, hashKey16 } from '../../hash/hash.twin.js';
 import { Lpm } from '../../lpm/lpm.js';
 import { LPM6_W_TBL24, LPM6_W_TBL8 } from '../../lpm/lpm6-layout.js';
 import { lpm6Find } from '../../lpm/lpm6.twin.js';
@@ -18,6 +18,8 @@ import { IPV4_HDR_LEN, IPV6_HDR_LEN } from '../../net/headers.js';
 import {
   L3L_F_BAD_PACKETS,
   L3L_FLAG_EM,
+  L3L_HASH_BURST,
+  L3L_W_HASHES,
   L3L_F_RX_OVERSIZE,
   L3L_F_RX_PACKETS,
   L3L_KEY,
@@ -62,6 +64,16 @@ export function validIpv6(u8: Uint8Array, ip: number, len: number): boolean {
   return len >= ETHER_HDR_LEN + IPV6_HDR_LEN && u8[ip]! >> 4 === 6 && u8[ip + 7]! > 1;
 }
 
+/** The little-endian u32 at `p`. */
+function le32(u8: Uint8Array, p: number): number {
+  return u8[p]! | (u8[p + 1]! << 8) | (u8[p + 2]! << 16) | (u8[p + 3]! << 24);
+}
+
+/** ipv6_5tuple_host of the IPv6 header at `ip` into the 48 bytes at `key6`: 0, 0, proto, 0, src, dst, ports, 8 zero bytes. */
+function ipv6Key(u8: Uint8Array, ip: number, key6: number): void {
+  for (let k = 0; k < 48; k++) u8[key6 + k] = k === 2 || (k >= 4 && k < 40) ? u8[ip + 4 + k]! : 0;
+}
+
 /** The twin: the kernel's steps, a byte at a time. */
 export function l3fwdTwin(heap: Heap, mb: Mbufs): L3fwdRoute {
   const { u8, u32, f64 } = heap;
@@ -87,53 +99,68 @@ export function l3fwdTwin(heap: Heap, mb: Mbufs): L3fwdRoute {
     const key6 = s + L3L_KEY6;
     let nd = 0;
     let over = 0;
-    for (let i = 0; i < n; i++) {
-      const h = u32[(burst >>> 2) + i]!;
-      const l2 = mb.mtod(h);
-      const len = mb.dataLen(h);
-      const ip = l2 + ETHER_HDR_LEN;
-      const type = len < ETHER_HDR_LEN ? 0 : (u8[l2 + 12]! << 8) | u8[l2 + 13]!;
-      const v4 = type === ETHER_TYPE_IPV4;
-      const big = mb.pktLen(h) > maxLen;
-      if (big) over++;
-      if (big || !(v4 ? validIpv4(u8, ip, len) : type === ETHER_TYPE_IPV6 && validIpv6(u8, ip, len))) {
-        u32[drops + nd++] = h;
-        continue;
+    for (let lo = 0; lo < n; lo += L3L_HASH_BURST) {
+      const hi = Math.min(n, lo + L3L_HASH_BURST);
+      // EM's first pass (emHashes): every packet's key hash into L3L_HASHES.
+      for (let i = lo; em && i < hi; i++) {
+        const l2 = mb.mtod(u32[(burst >>> 2) + i]!);
+        const ip = l2 + ETHER_HDR_LEN;
+        const type = (u8[l2 + 12]! << 8) | u8[l2 + 13]!;
+        let hash = 0;
+        if (type === ETHER_TYPE_IPV4) hash = hashKey16(u8[ip + 9]! << 8, le32(u8, ip + 12), le32(u8, ip + 16), le32(u8, ip + 20), table !== 0 ? u32[(table >>> 2) + HASH_W_INIT_VAL]! : 0);
+        else if (type === ETHER_TYPE_IPV6 && table6 !== 0) {
+          ipv6Key(u8, ip, key6);
+          hash = hashKey(u8, key6, 48, u32[(table6 >>> 2) + HASH_W_INIT_VAL]!);
+        }
+        u32[sw + L3L_W_HASHES + i - lo] = hash;
       }
-      let port = rxPort;
-      if (v4) {
-        if (em) {
-          if (table !== 0) {
-            for (let k = 0; k < 16; k++) u8[key + k] = k === 0 || k === 2 || k === 3 ? 0 : u8[ip + 8 + k]!;
-            const pos = find(table, key, hashKey(u8, key, 16, u32[(table >>> 2) + HASH_W_INIT_VAL]!));
-            if (pos >= 0) port = hash!.data(pos);
+      for (let i = lo; i < hi; i++) {
+        const h = u32[(burst >>> 2) + i]!;
+        const l2 = mb.mtod(h);
+        const len = mb.dataLen(h);
+        const ip = l2 + ETHER_HDR_LEN;
+        const type = len < ETHER_HDR_LEN ? 0 : (u8[l2 + 12]! << 8) | u8[l2 + 13]!;
+        const v4 = type === ETHER_TYPE_IPV4;
+        const big = mb.pktLen(h) > maxLen;
+        if (big) over++;
+        if (big || !(v4 ? validIpv4(u8, ip, len) : type === ETHER_TYPE_IPV6 && validIpv6(u8, ip, len))) {
+          u32[drops + nd++] = h;
+          continue;
+        }
+        let port = rxPort;
+        if (v4) {
+          if (em) {
+            if (table !== 0) {
+              for (let k = 0; k < 16; k++) u8[key + k] = k === 0 || k === 2 || k === 3 ? 0 : u8[ip + 8 + k]!;
+              const pos = find(table, key, u32[sw + L3L_W_HASHES + i - lo]!);
+              if (pos >= 0) port = hash!.data(pos);
+            }
+          } else {
+            const hop = lpm!.lookup(((u8[ip + 16]! << 24) | (u8[ip + 17]! << 16) | (u8[ip + 18]! << 8) | u8[ip + 19]!) >>> 0);
+            if (hop >= 0) port = hop;
           }
+          u8[ip + 8]!--;
+          // DPDK's ++hdr_checksum: +1 on the little-endian u16 over the big-endian field.
+          const c = ((u8[ip + 10]! | (u8[ip + 11]! << 8)) + 1) & 0xffff;
+          u8[ip + 10] = c & 0xff;
+          u8[ip + 11] = c >>> 8;
         } else {
-          const hop = lpm!.lookup(((u8[ip + 16]! << 24) | (u8[ip + 17]! << 16) | (u8[ip + 18]! << 8) | u8[ip + 19]!) >>> 0);
-          if (hop >= 0) port = hop;
+          if (table6 !== 0 && em) {
+            ipv6Key(u8, ip, key6);
+            const pos = find(table6, key6, u32[sw + L3L_W_HASHES + i - lo]!);
+            if (pos >= 0) port = hash6!.data(pos);
+          } else if (table6 !== 0) {
+            const hop = lpm6Find(u8, u32, u32[(table6 >>> 2) + LPM6_W_TBL24]! >>> 2, u32[(table6 >>> 2) + LPM6_W_TBL8]! >>> 2, ip + 24);
+            if (hop >= 0) port = hop;
+          }
+          u8[ip + 7]!--;
         }
-        u8[ip + 8]!--;
-        // DPDK's ++hdr_checksum: +1 on the little-endian u16 over the big-endian field.
-        const c = ((u8[ip + 10]! | (u8[ip + 11]! << 8)) + 1) & 0xffff;
-        u8[ip + 10] = c & 0xff;
-        u8[ip + 11] = c >>> 8;
-      } else {
-        if (table6 !== 0 && em) {
-          // ipv6_5tuple_host: 0, 0, proto, 0, src, dst, ports, 8 zero bytes.
-          for (let k = 0; k < 48; k++) u8[key6 + k] = k === 2 || (k >= 4 && k < 40) ? u8[ip + 4 + k]! : 0;
-          const pos = find(table6, key6, hashKey(u8, key6, 48, u32[(table6 >>> 2) + HASH_W_INIT_VAL]!));
-          if (pos >= 0) port = hash6!.data(pos);
-        } else if (table6 !== 0) {
-          const hop = lpm6Find(u8, u32, u32[(table6 >>> 2) + LPM6_W_TBL24]! >>> 2, u32[(table6 >>> 2) + LPM6_W_TBL8]! >>> 2, ip + 24);
-          if (hop >= 0) port = hop;
-        }
-        u8[ip + 7]!--;
+        if (port >= L3L_MAX_PORTS || ((mask >>> port) & 1) === 0) port = rxPort;
+        u8.copyWithin(l2, s + L3L_MAC + port * L3L_MAC_STRIDE, s + L3L_MAC + port * L3L_MAC_STRIDE + 12);
+        const k = u32[sw + L3L_W_TX_LEN + port]!;
+        u32[bufs + port * L3L_TX_BUF_LEN + k] = h;
+        u32[sw + L3L_W_TX_LEN + port] = k + 1;
       }
-      if (port >= L3L_MAX_PORTS || ((mask >>> port) & 1) === 0) port = rxPort;
-      u8.copyWithin(l2, s + L3L_MAC + port * L3L_MAC_STRIDE, s + L3L_MAC + port * L3L_MAC_STRIDE + 12);
-      const k = u32[sw + L3L_W_TX_LEN + port]!;
-      u32[bufs + port * L3L_TX_BUF_LEN + k] = h;
-      u32[sw + L3L_W_TX_LEN + port] = k + 1;
     }
     f64[(s >>> 3) + L3L_F_RX_PACKETS] += n;
     f64[(s >>> 3) + L3L_F_BAD_PACKETS] += nd - over;

@@ -17,6 +17,7 @@ import { Lpm, lpmFootprint } from '../../../src/lpm/lpm.js';
 import { Lpm6, lpm6Footprint } from '../../../src/lpm/lpm6.js';
 import { Mbufs } from '../../../src/mem/mbuf.js';
 import { Mempool } from '../../../src/mem/mempool.js';
+import { ipv4CksumSet } from '../../../src/net/checksum.js';
 import { assertFull, firstHeapDifference } from '../../helpers.js';
 import { eth, ipv4, ipv6, udpSeg, payload } from '../../net/packets.js';
 
@@ -69,7 +70,7 @@ describe('l3fwd forward kernel and its twin', () => {
           const src = mode !== 'lpm' ? [198, 18, x, 1] : [10, 0, 0, rand(256)];
           const dst = [198, 18, rand(5) === 0 ? 200 : x, rand(256)];
           const p = ipv4(17, udpSeg(9, rand(4) === 0 ? 10 : 9, payload(rand(60), seed)), src, dst);
-          switch (rand(8)) {
+          switch (rand(10)) {
             case 0: p[10]! ^= 1; break; // bad checksum
             case 1: p[8] = 1; break; // TTL 1 (checksum now bad as well)
             case 2: return Uint8Array.from({ length: rand(40) }, () => rand(256));
@@ -81,6 +82,19 @@ describe('l3fwd forward kernel and its twin', () => {
               const v6 = ipv6(17, udpSeg(9, rand(4) === 0 ? 10 : 9, payload(rand(60), seed)), src6, dst6);
               if (rand(8) === 0) v6[7] = 1;
               return eth(0x86dd, v6);
+            }
+            case 5:
+            case 6: {
+              // Four NOP options, which the header checksum covers; spoilt after the checksum is set, or not.
+              const o = new Uint8Array(p.length + 4);
+              o.set(p.subarray(0, 20));
+              o.fill(1, 20, 24);
+              o.set(p.subarray(20), 24);
+              o[0] = 0x46;
+              o[3] = o[3]! + 4;
+              ipv4CksumSet(o, 0);
+              if (rand(2) === 0) o[21]! ^= 0x80;
+              return eth(0x0800, o);
             }
           }
           return eth(0x0800, p);
