@@ -31,40 +31,84 @@ export function hashOps(heap: Heap): HashOps {
   return k === null ? hashTwin(heap) : { lookupBulk: k.fn('hashLookupBulk'), lookupBulkWithHash: k.fn('hashLookupBulkWithHash') };
 }
 
-const rotl = (x: number, r: number): number => (x << r) | (x >>> (32 - r));
-const mixStep = (h: number, w: number): number => (Math.imul(rotl(h ^ Math.imul(rotl(Math.imul(w, 0xcc9e2d51), 15), 0x1b873593), 13), 5) + 0xe6546b64) | 0;
+// xxHash64's primes as 32-bit halves (hashKeyAt in hash.as.ts), and the
+// 64-bit arithmetic on halves: a result's halves land in hi/lo, so nothing
+// is allocated (BigInt would allocate per step).
+const P1H = 0x9e3779b1, P1L = 0x85ebca87;
+const P2H = 0xc2b2ae3d, P2L = 0x27d4eb4f;
+const P3H = 0x165667b1, P3L = 0x9e3779f9;
+const P5H = 0x27d4eb2f, P5L = 0x165667c5;
+let hi = 0;
+let lo = 0;
+
+/** The high 32 bits of the 64-bit product of two u32. */
+function mulhi32(a: number, b: number): number {
+  const a0 = a & 0xffff, a1 = a >>> 16, b0 = b & 0xffff, b1 = b >>> 16;
+  const p01 = a0 * b1, p10 = a1 * b0;
+  const mid = ((a0 * b0) >>> 16) + (p01 & 0xffff) + (p10 & 0xffff);
+  return (a1 * b1 + Math.floor(p01 / 0x10000) + Math.floor(p10 / 0x10000) + Math.floor(mid / 0x10000)) >>> 0;
+}
+
+/** (hi, lo) = (ah, al) * (bh, bl), modulo 2^64. */
+function mul64(ah: number, al: number, bh: number, bl: number): void {
+  const h = (mulhi32(al, bl) + Math.imul(al, bh) + Math.imul(ah, bl)) >>> 0;
+  lo = Math.imul(al, bl) >>> 0;
+  hi = h;
+}
+
+/** (hi, lo) = xxHash64's round of (hi, lo) with the word (wh, wl): rotl(h + w * P2, 31) * P1. */
+function round64(wh: number, wl: number): void {
+  const h = hi, l = lo;
+  mul64(wh, wl, P2H, P2L);
+  const sl = l + lo;
+  const sh = (h + hi + (sl > 0xffffffff ? 1 : 0)) >>> 0;
+  const rl = sl >>> 0;
+  mul64(((sh << 31) | (rl >>> 1)) >>> 0, ((rl << 31) | (sh >>> 1)) >>> 0, P1H, P1L);
+}
+
+/** xxHash64's avalanche of (hi, lo), its low 32 bits. */
+function avalanche(): number {
+  lo = (lo ^ ((hi >>> 1) | 0)) >>> 0; // h ^= h >> 33
+  mul64(hi, lo, P2H, P2L);
+  lo = (lo ^ ((hi << 3) | (lo >>> 29))) >>> 0; // h ^= h >> 29
+  hi = (hi ^ (hi >>> 29)) >>> 0;
+  mul64(hi, lo, P3H, P3L);
+  return (lo ^ hi) >>> 0; // the low half of h ^ h >> 32
+}
+
+/** The seed: init ^ len, plus P5. */
+function seed(init: number, len: number): void {
+  const sl = ((init ^ len) >>> 0) + P5L;
+  lo = sl >>> 0;
+  hi = (P5H + (sl > 0xffffffff ? 1 : 0)) >>> 0;
+}
+
+/** The little-endian u32 at `p` of `u8`, bytes from `end` on read as 0. */
+function word(u8: Uint8Array, p: number, end: number): number {
+  let w = 0;
+  for (let k = 3; k >= 0; k--) w = (w << 8) | (p + k < end ? u8[p + k]! : 0);
+  return w >>> 0;
+}
 
 /**
  * The table's hash of `len` bytes of `u8` from `p` (hashKeyAt in hash.as.ts):
- * murmur3's 32-bit mix over little-endian 4-byte words, the last one
- * zero-padded, seeded with `init ^ len`. Not DPDK's CRC32 (wasm has no CRC
- * instruction).
+ * xxHash64's round over little-endian 8-byte words, the last one
+ * zero-padded, seeded with `init ^ len`, then its avalanche, the low 32 bits
+ * kept. Not DPDK's CRC32 (wasm has no CRC instruction).
  * @returns the hash, a u32
  */
 export function hashKey(u8: Uint8Array, p: number, len: number, init: number): number {
-  let h = (init ^ len) | 0;
-  let i = 0;
-  for (; i + 4 <= len; i += 4) h = mixStep(h, u8[p + i]! | (u8[p + i + 1]! << 8) | (u8[p + i + 2]! << 16) | (u8[p + i + 3]! << 24));
-  if (i < len) {
-    let w = 0;
-    for (let s = 0; i < len; i++, s += 8) w |= u8[p + i]! << s;
-    h = mixStep(h, w);
-  }
-  return fmix(h);
+  seed(init, len);
+  for (let i = 0; i < len; i += 8) round64(word(u8, p + i + 4, p + len), word(u8, p + i, p + len));
+  return avalanche();
 }
 
-/** hashKey of a 16-byte key given as its four little-endian words (hashKey16 in hash.as.ts). @returns the hash, a u32 */
+/** hashKey of a 16-byte key given as its four little-endian u32 words (hashKey16 in hash.as.ts, which takes them as two u64). @returns the hash, a u32 */
 export function hashKey16(w0: number, w1: number, w2: number, w3: number, init: number): number {
-  return fmix(mixStep(mixStep(mixStep(mixStep((init ^ 16) | 0, w0), w1), w2), w3));
-}
-
-/** murmur3's finalizer. */
-function fmix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
+  seed(init, 16);
+  round64(w1 >>> 0, w0 >>> 0);
+  round64(w3 >>> 0, w2 >>> 0);
+  return avalanche();
 }
 
 /**

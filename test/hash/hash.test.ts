@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { Heap } from '../../src/eal/heap.js';
 import { ArgError, NoSpaceError } from '../../src/errors.js';
 import { Hash, hashFootprint, type HashConfig } from '../../src/hash/hash.js';
+import { hashKey, hashKey16 } from '../../src/hash/hash.twin.js';
 import { firstHeapDifference } from '../helpers.js';
 
 function table(datapath: 'wasm' | 'ts', config: HashConfig, extra = 1 << 20): Hash {
@@ -43,6 +44,31 @@ function bulkPositions(t: Hash, lo: number, hi: number): Int32Array {
 }
 
 describe('hash (rte_hash, cuckoo)', () => {
+  it("hashes as the kernel does: every key length 1..64 and 16-byte keys given as words, random bytes and seeds", () => {
+    const heap = Heap.create({ size: 1 << 20, datapath: 'wasm' });
+    const kernel = heap.kernels!.fn('hashKeyAt');
+    const at = heap.reserve(64);
+    let x = 12345;
+    const rand = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0), x);
+    for (let round = 0; round < 200; round++) {
+      for (let i = 0; i < 64; i++) heap.u8[at + i] = rand() >>> 24;
+      const init = rand();
+      for (let len = 1; len <= 64; len++) assert.equal(hashKey(heap.u8, at, len, init), kernel(at, len, init) >>> 0, `len ${len} init ${init}`);
+      const w = (k: number) => heap.u32[(at >>> 2) + k]!;
+      assert.equal(hashKey16(w(0), w(1), w(2), w(3), init), hashKey(heap.u8, at, 16, init));
+    }
+    // The bytes past the key are not hashed, and every byte of it is.
+    heap.u8.fill(0, at, at + 64);
+    const zero = hashKey(heap.u8, at, 13, 7);
+    heap.u8[at + 13] = 1;
+    assert.equal(hashKey(heap.u8, at, 13, 7), zero);
+    for (let i = 0; i < 13; i++) {
+      heap.u8[at + i] ^= 0x80;
+      assert.notEqual(hashKey(heap.u8, at, 13, 7), zero, `byte ${i}`);
+      heap.u8[at + i] ^= 0x80;
+    }
+  });
+
   it('holds 10^6 keys in a 2^20 table (moving keys to make room) and finds each at its position, absent keys nowhere, through kernel and twin alike', () => {
     const N = 1_000_000;
     const config = { entries: 1 << 20, keyLen: 16 };

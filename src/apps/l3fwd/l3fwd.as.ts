@@ -108,7 +108,7 @@ function emHashes(s: u32, table: u32, table6: u32, burst: u32, lo: u32, hi: u32)
     let hash: u32 = 0;
     if (type == ETHER_TYPE_IPV4) {
       const k = emKey4(l2 + ETHER_HDR_LEN);
-      hash = hashKey16(i32x4.extract_lane(k, 0), i32x4.extract_lane(k, 1), i32x4.extract_lane(k, 2), i32x4.extract_lane(k, 3), init);
+      hash = hashKey16(<u64>i64x2.extract_lane(k, 0), <u64>i64x2.extract_lane(k, 1), init);
     }
     else if (type == ETHER_TYPE_IPV6 && table6 != 0) {
       emKey6(l2 + ETHER_HDR_LEN, key6);
