@@ -32,14 +32,15 @@ export function hashOps(heap: Heap): HashOps {
 }
 
 // xxHash64's primes as 32-bit halves (hashKeyAt in hash.as.ts), and the
-// 64-bit arithmetic on halves: a result's halves land in hi/lo, so nothing
-// is allocated (BigInt would allocate per step).
+// 64-bit arithmetic on halves: a result's halves land in R (R[0] high, R[1]
+// low), so nothing is allocated. BigInt would allocate per step, and so would
+// module variables: a u32 past 2^30 is no small integer, and V8 boxes each
+// one stored in a context slot.
 const P1H = 0x9e3779b1, P1L = 0x85ebca87;
 const P2H = 0xc2b2ae3d, P2L = 0x27d4eb4f;
 const P3H = 0x165667b1, P3L = 0x9e3779f9;
 const P5H = 0x27d4eb2f, P5L = 0x165667c5;
-let hi = 0;
-let lo = 0;
+const R = new Uint32Array(2);
 
 /** The high 32 bits of the 64-bit product of two u32. */
 function mulhi32(a: number, b: number): number {
@@ -49,38 +50,37 @@ function mulhi32(a: number, b: number): number {
   return (a1 * b1 + Math.floor(p01 / 0x10000) + Math.floor(p10 / 0x10000) + Math.floor(mid / 0x10000)) >>> 0;
 }
 
-/** (hi, lo) = (ah, al) * (bh, bl), modulo 2^64. */
+/** R = (ah, al) * (bh, bl), modulo 2^64. */
 function mul64(ah: number, al: number, bh: number, bl: number): void {
-  const h = (mulhi32(al, bl) + Math.imul(al, bh) + Math.imul(ah, bl)) >>> 0;
-  lo = Math.imul(al, bl) >>> 0;
-  hi = h;
+  R[0] = mulhi32(al, bl) + Math.imul(al, bh) + Math.imul(ah, bl);
+  R[1] = Math.imul(al, bl);
 }
 
-/** (hi, lo) = xxHash64's round of (hi, lo) with the word (wh, wl): rotl(h + w * P2, 31) * P1. */
+/** R = xxHash64's round of R with the word (wh, wl): rotl(h + w * P2, 31) * P1. */
 function round64(wh: number, wl: number): void {
-  const h = hi, l = lo;
+  const h = R[0]!, l = R[1]!;
   mul64(wh, wl, P2H, P2L);
-  const sl = l + lo;
-  const sh = (h + hi + (sl > 0xffffffff ? 1 : 0)) >>> 0;
+  const sl = l + R[1]!;
+  const sh = (h + R[0]! + (sl > 0xffffffff ? 1 : 0)) >>> 0;
   const rl = sl >>> 0;
   mul64(((sh << 31) | (rl >>> 1)) >>> 0, ((rl << 31) | (sh >>> 1)) >>> 0, P1H, P1L);
 }
 
-/** xxHash64's avalanche of (hi, lo), its low 32 bits. */
+/** xxHash64's avalanche of R, its low 32 bits as an int32: a u32 past 2^30 returned from a call that is not inlined is boxed. */
 function avalanche(): number {
-  lo = (lo ^ ((hi >>> 1) | 0)) >>> 0; // h ^= h >> 33
-  mul64(hi, lo, P2H, P2L);
-  lo = (lo ^ ((hi << 3) | (lo >>> 29))) >>> 0; // h ^= h >> 29
-  hi = (hi ^ (hi >>> 29)) >>> 0;
-  mul64(hi, lo, P3H, P3L);
-  return (lo ^ hi) >>> 0; // the low half of h ^ h >> 32
+  R[1] = R[1]! ^ (R[0]! >>> 1); // h ^= h >> 33
+  mul64(R[0]!, R[1]!, P2H, P2L);
+  R[1] = R[1]! ^ ((R[0]! << 3) | (R[1]! >>> 29)); // h ^= h >> 29
+  R[0] = R[0]! ^ (R[0]! >>> 29);
+  mul64(R[0]!, R[1]!, P3H, P3L);
+  return R[1]! ^ R[0]!; // the low half of h ^ h >> 32, as an int32
 }
 
-/** The seed: init ^ len, plus P5. */
+/** R = init ^ len, plus P5. */
 function seed(init: number, len: number): void {
   const sl = ((init ^ len) >>> 0) + P5L;
-  lo = sl >>> 0;
-  hi = (P5H + (sl > 0xffffffff ? 1 : 0)) >>> 0;
+  R[1] = sl;
+  R[0] = P5H + (sl > 0xffffffff ? 1 : 0);
 }
 
 /** The little-endian u32 at `p` of `u8`, bytes from `end` on read as 0. */
@@ -95,7 +95,8 @@ function word(u8: Uint8Array, p: number, end: number): number {
  * xxHash64's round over little-endian 8-byte words, the last one
  * zero-padded, seeded with `init ^ len`, then its avalanche, the low 32 bits
  * kept. Not DPDK's CRC32 (wasm has no CRC instruction).
- * @returns the hash, a u32
+ * @returns the hash's 32 bits as an int32 (`>>> 0` makes the u32), which
+ *   V8 need not box
  */
 export function hashKey(u8: Uint8Array, p: number, len: number, init: number): number {
   seed(init, len);
@@ -103,7 +104,7 @@ export function hashKey(u8: Uint8Array, p: number, len: number, init: number): n
   return avalanche();
 }
 
-/** hashKey of a 16-byte key given as its four little-endian u32 words (hashKey16 in hash.as.ts, which takes them as two u64). @returns the hash, a u32 */
+/** hashKey of a 16-byte key given as its four little-endian u32 words (hashKey16 in hash.as.ts, which takes them as two u64). @returns the hash as hashKey's, an int32 */
 export function hashKey16(w0: number, w1: number, w2: number, w3: number, init: number): number {
   seed(init, 16);
   round64(w1 >>> 0, w0 >>> 0);
