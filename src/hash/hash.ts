@@ -137,7 +137,7 @@ export class Hash {
   /** rte_hash_hash: the table's hash of `key` (its first keyLen bytes). @returns a u32 */
   hash(key: Uint8Array): number {
     this.checkKey(key, 'hash');
-    return hashKey(key, 0, this.keyLen, this.u32[this.hw + HASH_W_INIT_VAL]!) >>> 0;
+    return hashKey(key, 0, this.keyLen, this.u32[this.hw + HASH_W_INIT_VAL]!);
   }
 
   /**

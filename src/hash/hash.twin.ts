@@ -66,14 +66,14 @@ function round64(wh: number, wl: number): void {
   mul64(((sh << 31) | (rl >>> 1)) >>> 0, ((rl << 31) | (sh >>> 1)) >>> 0, P1H, P1L);
 }
 
-/** xxHash64's avalanche of R, its low 32 bits as an int32: a u32 past 2^30 returned from a call that is not inlined is boxed. */
-function avalanche(): number {
+/** xxHash64's avalanche of R: its low 32 bits land in R[1]. */
+function avalanche(): void {
   R[1] = R[1]! ^ (R[0]! >>> 1); // h ^= h >> 33
   mul64(R[0]!, R[1]!, P2H, P2L);
   R[1] = R[1]! ^ ((R[0]! << 3) | (R[1]! >>> 29)); // h ^= h >> 29
   R[0] = R[0]! ^ (R[0]! >>> 29);
   mul64(R[0]!, R[1]!, P3H, P3L);
-  return R[1]! ^ R[0]!; // the low half of h ^ h >> 32, as an int32
+  R[1] = R[1]! ^ R[0]!; // the low half of h ^ h >> 32
 }
 
 /** R = init ^ len, plus P5. */
@@ -95,29 +95,44 @@ function word(u8: Uint8Array, p: number, end: number): number {
  * xxHash64's round over little-endian 8-byte words, the last one
  * zero-padded, seeded with `init ^ len`, then its avalanche, the low 32 bits
  * kept. Not DPDK's CRC32 (wasm has no CRC instruction).
- * @returns the hash's 32 bits as an int32 (`>>> 0` makes the u32), which
- *   V8 need not box
+ * @returns the hash, a u32 (boxed by V8 past 2^30 when the call is not
+ *   inlined: a data path uses hashKeyTo)
  */
 export function hashKey(u8: Uint8Array, p: number, len: number, init: number): number {
-  seed(init, len);
-  for (let i = 0; i < len; i += 8) round64(word(u8, p + i + 4, p + len), word(u8, p + i, p + len));
-  return avalanche();
+  hashInto(u8, p, len, init);
+  return R[1]!;
 }
 
-/** hashKey of a 16-byte key given as its four little-endian u32 words (hashKey16 in hash.as.ts, which takes them as two u64). @returns the hash as hashKey's, an int32 */
-export function hashKey16(w0: number, w1: number, w2: number, w3: number, init: number): number {
+/** hashKey into `out[at]`: nothing returned, so nothing boxed. */
+export function hashKeyTo(u8: Uint8Array, p: number, len: number, init: number, out: Uint32Array, at: number): void {
+  hashInto(u8, p, len, init);
+  out[at] = R[1]!;
+}
+
+/** hashKey of a 16-byte key given as its four little-endian u32 words, into `out[at]` (hashKey16 in hash.as.ts, which takes them as two u64). */
+export function hashKey16To(w0: number, w1: number, w2: number, w3: number, init: number, out: Uint32Array, at: number): void {
   seed(init, 16);
   round64(w1 >>> 0, w0 >>> 0);
   round64(w3 >>> 0, w2 >>> 0);
-  return avalanche();
+  avalanche();
+  out[at] = R[1]!;
+}
+
+/** The hash of `len` bytes of `u8` from `p` into R[1]. */
+function hashInto(u8: Uint8Array, p: number, len: number, init: number): void {
+  seed(init, len);
+  for (let i = 0; i < len; i += 8) round64(word(u8, p + i + 4, p + len), word(u8, p + i, p + len));
+  avalanche();
 }
 
 /**
- * hashFind's twin (hash.as.ts) over `heap`: `find(h, k, hash)` is the
- * position of the key at heap offset `k` with hash `hash` in the table at `h`,
- * or -1. Made once per table user; the search allocates nothing.
+ * hashFind's twin (hash.as.ts) over `heap`: `find(h, k, hi, lo)` is the
+ * position of the key at heap offset `k` in the table at `h`, or -1; the
+ * key's hash comes as its high and low 16 bits, small integers V8 passes
+ * unboxed (a u32 past 2^30 is boxed). Made once per table user; the search
+ * allocates nothing.
  */
-export function hashFinder(heap: Heap): (h: number, k: number, hash: number) => number {
+export function hashFinder(heap: Heap): (h: number, k: number, hi: number, lo: number) => number {
   const { u8, u16, u32 } = heap;
   const inBucket = (hw: number, b: number, sig: number, k: number): number => {
     const keys = u32[hw + HASH_W_KEYS]!;
@@ -134,7 +149,8 @@ export function hashFinder(heap: Heap): (h: number, k: number, hash: number) => 
     }
     return -1;
   };
-  return (h: number, k: number, hash: number): number => {
+  return (h: number, k: number, hi: number, lo: number): number => {
+    const hash = ((hi << 16) | lo) >>> 0;
     const hw = h >>> 2;
     const mask = u32[hw + HASH_W_BUCKET_MASK]!;
     const buckets = u32[hw + HASH_W_BUCKETS]!;
@@ -154,13 +170,16 @@ export function hashTwin(heap: Heap): HashOps {
       const hw = h >>> 2;
       const len = u32[hw + HASH_W_KEY_LEN]!;
       const init = u32[hw + HASH_W_INIT_VAL]!;
-      for (let i = 0; i < n; i++) i32[(positions >>> 2) + i] = find(h, keys + i * len, hashKey(u8, keys + i * len, len, init));
+      const p = positions >>> 2;
+      // In the kernel's two passes: the hashes into positions, then the searches.
+      for (let i = 0; i < n; i++) hashKeyTo(u8, keys + i * len, len, init, u32, p + i);
+      for (let i = 0; i < n; i++) i32[p + i] = find(h, keys + i * len, u32[p + i]! >>> 16, u32[p + i]! & 0xffff);
       return n;
     },
     lookupBulkWithHash(h, keys, hashes, positions, n) {
       const hw = h >>> 2;
       const len = u32[hw + HASH_W_KEY_LEN]!;
-      for (let i = 0; i < n; i++) i32[(positions >>> 2) + i] = find(h, keys + i * len, u32[(hashes >>> 2) + i]!);
+      for (let i = 0; i < n; i++) i32[(positions >>> 2) + i] = find(h, keys + i * len, u32[(hashes >>> 2) + i]! >>> 16, u32[(hashes >>> 2) + i]! & 0xffff);
       return n;
     },
   };

@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { Heap } from '../../src/eal/heap.js';
 import { ArgError, NoSpaceError } from '../../src/errors.js';
 import { Hash, hashFootprint, type HashConfig } from '../../src/hash/hash.js';
-import { hashKey, hashKey16 } from '../../src/hash/hash.twin.js';
+import { hashKey, hashKey16To, hashKeyTo } from '../../src/hash/hash.twin.js';
 import { bytesPerCall, firstHeapDifference } from '../helpers.js';
 
 function table(datapath: 'wasm' | 'ts', config: HashConfig, extra = 1 << 20): Hash {
@@ -46,12 +46,28 @@ function bulkPositions(t: Hash, lo: number, hi: number): Int32Array {
 describe('hash (rte_hash, cuckoo)', () => {
   it('hashes in TypeScript allocating nothing (the twin and the control path run its 64-bit steps on halves)', async () => {
     const u8 = Uint8Array.from({ length: 48 }, (_, i) => i * 37);
+    const out = new Uint32Array(1);
     const bytes = await bytesPerCall((n) => {
       let acc = 0;
-      for (let i = 0; i < n; i++) acc ^= hashKey(u8, 0, 48, i);
+      for (let i = 0; i < n; i++) {
+        hashKeyTo(u8, 0, 48, i, out, 0);
+        acc ^= out[0]! & 0xffff;
+      }
       return acc;
     }, 2);
-    assert.ok(bytes < 2, `hashKey: ${bytes} bytes a call`);
+    assert.ok(bytes < 2, `hashKeyTo: ${bytes} bytes a call`);
+    // And the twin's bulk lookup, hashes and searches.
+    const t = table('ts', { entries: 1024, keyLen: 16 });
+    for (let i = 0; i < 512; i++) t.addKey(keyOf(i, new Uint8Array(16)), i);
+    const keys = new Uint8Array(t.heap.buffer, t.heap.reserve(16 * 32), 16 * 32);
+    const pos = new Int32Array(t.heap.buffer, t.heap.reserve(4 * 32), 32);
+    for (let i = 0; i < 32; i++) keyOf(i * 31, keys, 16 * i);
+    const lookup = await bytesPerCall((n) => {
+      let acc = 0;
+      for (let i = 0; i < n; i += 32) acc += t.lookupBulk(keys, pos, 32);
+      return acc;
+    }, 2 * 32);
+    assert.ok(lookup < 2 * 32, `lookupBulk: ${lookup / 32} bytes a key`);
   });
 
   it("hashes as the kernel does: every key length 1..64 and 16-byte keys given as words, random bytes and seeds", () => {
@@ -63,9 +79,13 @@ describe('hash (rte_hash, cuckoo)', () => {
     for (let round = 0; round < 200; round++) {
       for (let i = 0; i < 64; i++) heap.u8[at + i] = rand() >>> 24;
       const init = rand();
-      for (let len = 1; len <= 64; len++) assert.equal(hashKey(heap.u8, at, len, init) >>> 0, kernel(at, len, init) >>> 0, `len ${len} init ${init}`);
+      for (let len = 1; len <= 64; len++) assert.equal(hashKey(heap.u8, at, len, init), kernel(at, len, init) >>> 0, `len ${len} init ${init}`);
       const w = (k: number) => heap.u32[(at >>> 2) + k]!;
-      assert.equal(hashKey16(w(0), w(1), w(2), w(3), init), hashKey(heap.u8, at, 16, init));
+      const out = new Uint32Array(2);
+      hashKey16To(w(0), w(1), w(2), w(3), init, out, 0);
+      hashKeyTo(heap.u8, at, 16, init, out, 1);
+      assert.equal(out[0], out[1]);
+      assert.equal(out[0], hashKey(heap.u8, at, 16, init));
     }
     // The bytes past the key are not hashed, and every byte of it is.
     heap.u8.fill(0, at, at + 64);

@@ -7,7 +7,7 @@
 import type { Heap } from '../../eal/heap.js';
 import { Hash } from '../../hash/hash.js';
 import { HASH_W_INIT_VAL } from '../../hash/hash-layout.js';
-import { hashFinder, hashKey, hashKey16 } from '../../hash/hash.twin.js';
+import { hashFinder, hashKey16To, hashKeyTo } from '../../hash/hash.twin.js';
 import { Lpm } from '../../lpm/lpm.js';
 import { LPM6_W_TBL24, LPM6_W_TBL8 } from '../../lpm/lpm6-layout.js';
 import { lpm6Find } from '../../lpm/lpm6.twin.js';
@@ -106,13 +106,12 @@ export function l3fwdTwin(heap: Heap, mb: Mbufs): L3fwdRoute {
         const l2 = mb.mtod(u32[(burst >>> 2) + i]!);
         const ip = l2 + ETHER_HDR_LEN;
         const type = (u8[l2 + 12]! << 8) | u8[l2 + 13]!;
-        let hash = 0;
-        if (type === ETHER_TYPE_IPV4) hash = hashKey16(u8[ip + 9]! << 8, le32(u8, ip + 12), le32(u8, ip + 16), le32(u8, ip + 20), table !== 0 ? u32[(table >>> 2) + HASH_W_INIT_VAL]! : 0);
+        const at = sw + L3L_W_HASHES + i - lo;
+        if (type === ETHER_TYPE_IPV4) hashKey16To(u8[ip + 9]! << 8, le32(u8, ip + 12), le32(u8, ip + 16), le32(u8, ip + 20), table !== 0 ? u32[(table >>> 2) + HASH_W_INIT_VAL]! : 0, u32, at);
         else if (type === ETHER_TYPE_IPV6 && table6 !== 0) {
           ipv6Key(u8, ip, key6);
-          hash = hashKey(u8, key6, 48, u32[(table6 >>> 2) + HASH_W_INIT_VAL]!);
-        }
-        u32[sw + L3L_W_HASHES + i - lo] = hash;
+          hashKeyTo(u8, key6, 48, u32[(table6 >>> 2) + HASH_W_INIT_VAL]!, u32, at);
+        } else u32[at] = 0;
       }
       for (let i = lo; i < hi; i++) {
         const h = u32[(burst >>> 2) + i]!;
@@ -132,7 +131,7 @@ export function l3fwdTwin(heap: Heap, mb: Mbufs): L3fwdRoute {
           if (em) {
             if (table !== 0) {
               for (let k = 0; k < 16; k++) u8[key + k] = k === 0 || k === 2 || k === 3 ? 0 : u8[ip + 8 + k]!;
-              const pos = find(table, key, u32[sw + L3L_W_HASHES + i - lo]!);
+              const pos = find(table, key, u32[sw + L3L_W_HASHES + i - lo]! >>> 16, u32[sw + L3L_W_HASHES + i - lo]! & 0xffff);
               if (pos >= 0) port = hash!.data(pos);
             }
           } else {
@@ -147,7 +146,7 @@ export function l3fwdTwin(heap: Heap, mb: Mbufs): L3fwdRoute {
         } else {
           if (table6 !== 0 && em) {
             ipv6Key(u8, ip, key6);
-            const pos = find(table6, key6, u32[sw + L3L_W_HASHES + i - lo]!);
+            const pos = find(table6, key6, u32[sw + L3L_W_HASHES + i - lo]! >>> 16, u32[sw + L3L_W_HASHES + i - lo]! & 0xffff);
             if (pos >= 0) port = hash6!.data(pos);
           } else if (table6 !== 0) {
             const hop = lpm6Find(u8, u32, u32[(table6 >>> 2) + LPM6_W_TBL24]! >>> 2, u32[(table6 >>> 2) + LPM6_W_TBL8]! >>> 2, ip + 24);
