@@ -32,62 +32,68 @@ export function hashOps(heap: Heap): HashOps {
 }
 
 // xxHash64's primes as 32-bit halves (hashKeyAt in hash.as.ts), and the
-// 64-bit arithmetic on halves: a result's halves land in R (R[0] high, R[1]
-// low), so nothing is allocated. BigInt would allocate per step, and so would
-// module variables: a u32 past 2^30 is no small integer, and V8 boxes each
-// one stored in a context slot.
-const P1H = 0x9e3779b1, P1L = 0x85ebca87;
-const P2H = 0xc2b2ae3d, P2L = 0x27d4eb4f;
-const P3H = 0x165667b1, P3L = 0x9e3779f9;
+// 64-bit arithmetic on halves in S: h in S[0] (high), S[1] (low), a word or
+// product in S[2], S[3]. Every value past 2^30 stays in S or in a local:
+// BigInt would allocate per step, and V8 boxes a u32 past 2^30 that is
+// stored in a module variable, passed to or returned from a call it does
+// not inline; so these helpers take indexes and return nothing.
+const P = Uint32Array.of(0x9e3779b1, 0x85ebca87, 0xc2b2ae3d, 0x27d4eb4f, 0x165667b1, 0x9e3779f9);
+const P1 = 0, P2 = 2, P3 = 4;
 const P5H = 0x27d4eb2f, P5L = 0x165667c5;
-const R = new Uint32Array(2);
+const S = new Uint32Array(4);
 
-/** The high 32 bits of the 64-bit product of two u32. */
-function mulhi32(a: number, b: number): number {
-  const a0 = a & 0xffff, a1 = a >>> 16, b0 = b & 0xffff, b1 = b >>> 16;
+/** (S[i], S[i+1]) *= (P[c], P[c+1]), modulo 2^64. */
+function mul(i: number, c: number): void {
+  const ah = S[i]!, al = S[i + 1]!, bh = P[c]!, bl = P[c + 1]!;
+  // The high half of al * bl from 16-bit pieces, each product exact in a double.
+  const a0 = al & 0xffff, a1 = al >>> 16, b0 = bl & 0xffff, b1 = bl >>> 16;
   const p01 = a0 * b1, p10 = a1 * b0;
   const mid = ((a0 * b0) >>> 16) + (p01 & 0xffff) + (p10 & 0xffff);
-  return (a1 * b1 + Math.floor(p01 / 0x10000) + Math.floor(p10 / 0x10000) + Math.floor(mid / 0x10000)) >>> 0;
+  const hi = a1 * b1 + Math.floor(p01 / 0x10000) + Math.floor(p10 / 0x10000) + Math.floor(mid / 0x10000);
+  S[i] = hi + Math.imul(al, bh) + Math.imul(ah, bl);
+  S[i + 1] = Math.imul(al, bl);
 }
 
-/** R = (ah, al) * (bh, bl), modulo 2^64. */
-function mul64(ah: number, al: number, bh: number, bl: number): void {
-  R[0] = mulhi32(al, bl) + Math.imul(al, bh) + Math.imul(ah, bl);
-  R[1] = Math.imul(al, bl);
-}
-
-/** R = xxHash64's round of R with the word (wh, wl): rotl(h + w * P2, 31) * P1. */
-function round64(wh: number, wl: number): void {
-  const h = R[0]!, l = R[1]!;
-  mul64(wh, wl, P2H, P2L);
-  const sl = l + R[1]!;
-  const sh = (h + R[0]! + (sl > 0xffffffff ? 1 : 0)) >>> 0;
+/** h = xxHash64's round of h with the word in S[2], S[3]: rotl(h + w * P2, 31) * P1. */
+function round64(): void {
+  mul(2, P2);
+  const sl = S[1]! + S[3]!;
+  const sh = (S[0]! + S[2]! + (sl > 0xffffffff ? 1 : 0)) >>> 0;
   const rl = sl >>> 0;
-  mul64(((sh << 31) | (rl >>> 1)) >>> 0, ((rl << 31) | (sh >>> 1)) >>> 0, P1H, P1L);
+  S[0] = (sh << 31) | (rl >>> 1);
+  S[1] = (rl << 31) | (sh >>> 1);
+  mul(0, P1);
 }
 
-/** xxHash64's avalanche of R: its low 32 bits land in R[1]. */
+/** xxHash64's avalanche of h: the hash's 32 bits land in S[1]. */
 function avalanche(): void {
-  R[1] = R[1]! ^ (R[0]! >>> 1); // h ^= h >> 33
-  mul64(R[0]!, R[1]!, P2H, P2L);
-  R[1] = R[1]! ^ ((R[0]! << 3) | (R[1]! >>> 29)); // h ^= h >> 29
-  R[0] = R[0]! ^ (R[0]! >>> 29);
-  mul64(R[0]!, R[1]!, P3H, P3L);
-  R[1] = R[1]! ^ R[0]!; // the low half of h ^ h >> 32
+  S[1] = S[1]! ^ (S[0]! >>> 1); // h ^= h >> 33
+  mul(0, P2);
+  S[1] = S[1]! ^ ((S[0]! << 3) | (S[1]! >>> 29)); // h ^= h >> 29
+  S[0] = S[0]! ^ (S[0]! >>> 29);
+  mul(0, P3);
+  S[1] = S[1]! ^ S[0]!; // the low half of h ^ h >> 32
 }
 
-/** R = init ^ len, plus P5. */
-function seed(init: number, len: number): void {
+/** The 8 little-endian bytes of `u8` at `p` into S[2] (high 4), S[3] (low 4); bytes from `end` on read as 0. */
+function loadWord(u8: Uint8Array, p: number, end: number): void {
+  for (let half = 0; half < 2; half++) {
+    let w = 0;
+    for (let k = 3; k >= 0; k--) w = (w << 8) | (p + 4 * half + k < end ? u8[p + 4 * half + k]! : 0);
+    S[3 - half] = w;
+  }
+}
+
+/** The hash of `len` bytes of `u8` from `p` into S[1]: h = init ^ len, plus P5, then a round per word, then the avalanche. */
+function hashInto(u8: Uint8Array, p: number, len: number, init: number): void {
   const sl = ((init ^ len) >>> 0) + P5L;
-  R[1] = sl;
-  R[0] = P5H + (sl > 0xffffffff ? 1 : 0);
-}
-
-/** The little-endian u32 at `p` of `u8`, bytes from `end` on read as 0. */
-function word(u8: Uint8Array, p: number, end: number): number {
-  let w = 0;
-  for (let k = 3; k >= 0; k--) w = (w << 8) | (p + k < end ? u8[p + k]! : 0);
-  return w >>> 0;
+  S[1] = sl;
+  S[0] = P5H + (sl > 0xffffffff ? 1 : 0);
+  for (let i = 0; i < len; i += 8) {
+    loadWord(u8, p + i, p + len);
+    round64();
+  }
+  avalanche();
 }
 
 /**
@@ -100,29 +106,13 @@ function word(u8: Uint8Array, p: number, end: number): number {
  */
 export function hashKey(u8: Uint8Array, p: number, len: number, init: number): number {
   hashInto(u8, p, len, init);
-  return R[1]!;
+  return S[1]!;
 }
 
 /** hashKey into `out[at]`: nothing returned, so nothing boxed. */
 export function hashKeyTo(u8: Uint8Array, p: number, len: number, init: number, out: Uint32Array, at: number): void {
   hashInto(u8, p, len, init);
-  out[at] = R[1]!;
-}
-
-/** hashKey of a 16-byte key given as its four little-endian u32 words, into `out[at]` (hashKey16 in hash.as.ts, which takes them as two u64). */
-export function hashKey16To(w0: number, w1: number, w2: number, w3: number, init: number, out: Uint32Array, at: number): void {
-  seed(init, 16);
-  round64(w1 >>> 0, w0 >>> 0);
-  round64(w3 >>> 0, w2 >>> 0);
-  avalanche();
-  out[at] = R[1]!;
-}
-
-/** The hash of `len` bytes of `u8` from `p` into R[1]. */
-function hashInto(u8: Uint8Array, p: number, len: number, init: number): void {
-  seed(init, len);
-  for (let i = 0; i < len; i += 8) round64(word(u8, p + i + 4, p + len), word(u8, p + i, p + len));
-  avalanche();
+  out[at] = S[1]!;
 }
 
 /**

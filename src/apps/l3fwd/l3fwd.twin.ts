@@ -7,7 +7,7 @@
 import type { Heap } from '../../eal/heap.js';
 import { Hash } from '../../hash/hash.js';
 import { HASH_W_INIT_VAL } from '../../hash/hash-layout.js';
-import { hashFinder, hashKey16To, hashKeyTo } from '../../hash/hash.twin.js';
+import { hashFinder, hashKeyTo } from '../../hash/hash.twin.js';
 import { Lpm } from '../../lpm/lpm.js';
 import { LPM6_W_TBL24, LPM6_W_TBL8 } from '../../lpm/lpm6-layout.js';
 import { lpm6Find } from '../../lpm/lpm6.twin.js';
@@ -64,10 +64,13 @@ export function validIpv6(u8: Uint8Array, ip: number, len: number): boolean {
   return len >= ETHER_HDR_LEN + IPV6_HDR_LEN && u8[ip]! >> 4 === 6 && u8[ip + 7]! > 1;
 }
 
-/** The little-endian u32 at `p`. */
-function le32(u8: Uint8Array, p: number): number {
-  return u8[p]! | (u8[p + 1]! << 8) | (u8[p + 2]! << 16) | (u8[p + 3]! << 24);
+/** ipv4_5tuple_host of the IPv4 header at `ip` of `u8` into `key` (16 bytes): from the TTL, TTL and checksum zeroed. */
+function ipv4Key(u8: Uint8Array, ip: number, key: Uint8Array): void {
+  for (let k = 0; k < 16; k++) key[k] = k === 0 || k === 2 || k === 3 ? 0 : u8[ip + 8 + k]!;
 }
+
+/** The IPv4 key of the packet at hand, off the heap. */
+const key4 = new Uint8Array(16);
 
 /** ipv6_5tuple_host of the IPv6 header at `ip` into the 48 bytes at `key6`: 0, 0, proto, 0, src, dst, ports, 8 zero bytes. */
 function ipv6Key(u8: Uint8Array, ip: number, key6: number): void {
@@ -107,7 +110,11 @@ export function l3fwdTwin(heap: Heap, mb: Mbufs): L3fwdRoute {
         const ip = l2 + ETHER_HDR_LEN;
         const type = (u8[l2 + 12]! << 8) | u8[l2 + 13]!;
         const at = sw + L3L_W_HASHES + i - lo;
-        if (type === ETHER_TYPE_IPV4) hashKey16To(u8[ip + 9]! << 8, le32(u8, ip + 12), le32(u8, ip + 16), le32(u8, ip + 20), table !== 0 ? u32[(table >>> 2) + HASH_W_INIT_VAL]! : 0, u32, at);
+        if (type === ETHER_TYPE_IPV4) {
+          // The kernel hashes this key from a register: here it is built outside the heap, which stays as the kernel leaves it.
+          ipv4Key(u8, ip, key4);
+          hashKeyTo(key4, 0, 16, table !== 0 ? u32[(table >>> 2) + HASH_W_INIT_VAL]! : 0, u32, at);
+        }
         else if (type === ETHER_TYPE_IPV6 && table6 !== 0) {
           ipv6Key(u8, ip, key6);
           hashKeyTo(u8, key6, 48, u32[(table6 >>> 2) + HASH_W_INIT_VAL]!, u32, at);
