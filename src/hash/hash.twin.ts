@@ -140,12 +140,11 @@ export function hashFinder(heap: Heap): (h: number, k: number, hi: number, lo: n
     return -1;
   };
   return (h: number, k: number, hi: number, lo: number): number => {
-    const hash = ((hi << 16) | lo) >>> 0;
     const hw = h >>> 2;
     const mask = u32[hw + HASH_W_BUCKET_MASK]!;
     const buckets = u32[hw + HASH_W_BUCKETS]!;
-    const sig = hash >>> 16;
-    const prim = hash & mask;
+    const sig = hi;
+    const prim = ((hi << 16) | lo) & mask;
     const pos = inBucket(hw, buckets + prim * HASH_BUCKET_SIZE, sig, k);
     return pos >= 0 ? pos : inBucket(hw, buckets + ((prim ^ sig) & mask) * HASH_BUCKET_SIZE, sig, k);
   };

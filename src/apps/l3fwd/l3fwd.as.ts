@@ -90,8 +90,8 @@ function emKey6(ip: u32, key6: u32): void {
 
 /**
  * EM's first pass over packets lo..hi-1 of `burst`: each one's key hash into
- * L3L_HASHES (a packet that is no IP, or whose family has no table, gets
- * one that is never read). Apart from the searches, as the hash table's bulk
+ * L3L_HASHES (0 for a packet that is no IP, or whose family has no table:
+ * it is never read). Apart from the searches, as the hash table's bulk
  * lookup is: the searches then depend on no hashing, and the CPU has several
  * packets' bucket loads in flight.
  */
@@ -106,11 +106,10 @@ function emHashes(s: u32, table: u32, table6: u32, burst: u32, lo: u32, hi: u32)
     const l2 = mtod(load<u32>(burst + (i << 2)) << MBUF_SHIFT);
     const type = loadBe16(l2 + 12);
     let hash: u32 = 0;
-    if (type == ETHER_TYPE_IPV4) {
+    if (type == ETHER_TYPE_IPV4 && table != 0) {
       const k = emKey4(l2 + ETHER_HDR_LEN);
       hash = hashKey16(<u64>i64x2.extract_lane(k, 0), <u64>i64x2.extract_lane(k, 1), init);
-    }
-    else if (type == ETHER_TYPE_IPV6 && table6 != 0) {
+    } else if (type == ETHER_TYPE_IPV6 && table6 != 0) {
       emKey6(l2 + ETHER_HDR_LEN, key6);
       hash = hashKeyAt(key6, 48, init6);
     }

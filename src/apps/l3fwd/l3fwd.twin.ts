@@ -64,9 +64,9 @@ export function validIpv6(u8: Uint8Array, ip: number, len: number): boolean {
   return len >= ETHER_HDR_LEN + IPV6_HDR_LEN && u8[ip]! >> 4 === 6 && u8[ip + 7]! > 1;
 }
 
-/** ipv4_5tuple_host of the IPv4 header at `ip` of `u8` into `key` (16 bytes): from the TTL, TTL and checksum zeroed. */
-function ipv4Key(u8: Uint8Array, ip: number, key: Uint8Array): void {
-  for (let k = 0; k < 16; k++) key[k] = k === 0 || k === 2 || k === 3 ? 0 : u8[ip + 8 + k]!;
+/** ipv4_5tuple_host of the IPv4 header at `ip` of `u8` into the 16 bytes of `key` at `at`: from the TTL, TTL and checksum zeroed. */
+function ipv4Key(u8: Uint8Array, ip: number, key: Uint8Array, at: number): void {
+  for (let k = 0; k < 16; k++) key[at + k] = k === 0 || k === 2 || k === 3 ? 0 : u8[ip + 8 + k]!;
 }
 
 /** The IPv4 key of the packet at hand, off the heap. */
@@ -110,12 +110,11 @@ export function l3fwdTwin(heap: Heap, mb: Mbufs): L3fwdRoute {
         const ip = l2 + ETHER_HDR_LEN;
         const type = (u8[l2 + 12]! << 8) | u8[l2 + 13]!;
         const at = sw + L3L_W_HASHES + i - lo;
-        if (type === ETHER_TYPE_IPV4) {
+        if (type === ETHER_TYPE_IPV4 && table !== 0) {
           // The kernel hashes this key from a register: here it is built outside the heap, which stays as the kernel leaves it.
-          ipv4Key(u8, ip, key4);
-          hashKeyTo(key4, 0, 16, table !== 0 ? u32[(table >>> 2) + HASH_W_INIT_VAL]! : 0, u32, at);
-        }
-        else if (type === ETHER_TYPE_IPV6 && table6 !== 0) {
+          ipv4Key(u8, ip, key4, 0);
+          hashKeyTo(key4, 0, 16, u32[(table >>> 2) + HASH_W_INIT_VAL]!, u32, at);
+        } else if (type === ETHER_TYPE_IPV6 && table6 !== 0) {
           ipv6Key(u8, ip, key6);
           hashKeyTo(u8, key6, 48, u32[(table6 >>> 2) + HASH_W_INIT_VAL]!, u32, at);
         } else u32[at] = 0;
@@ -137,7 +136,7 @@ export function l3fwdTwin(heap: Heap, mb: Mbufs): L3fwdRoute {
         if (v4) {
           if (em) {
             if (table !== 0) {
-              for (let k = 0; k < 16; k++) u8[key + k] = k === 0 || k === 2 || k === 3 ? 0 : u8[ip + 8 + k]!;
+              ipv4Key(u8, ip, u8, key);
               const pos = find(table, key, u32[sw + L3L_W_HASHES + i - lo]! >>> 16, u32[sw + L3L_W_HASHES + i - lo]! & 0xffff);
               if (pos >= 0) port = hash!.data(pos);
             }
