@@ -7,12 +7,10 @@
  * socket in DIR), each a testpmd with one forwarding lcore, while the main
  * thread samples RSS, V8 heap, mbufs in flight, open fds, packets received
  * and garbage-collection pauses (its own and the lcores') every few
- * seconds. Then a fresh copy of every pair starts beside the soaked ones and
- * both forward for a while, counted side by side. Writes soak.json and
- * soak.svg in DIR and fails (exit 1) when memory grows past its bound
- * (soak.ts), fds drift, traffic stops, a forwarding lcore pauses past its
- * bound, a soaked pair forwards slower than its fresh copy, a pool is not
- * full once the ports close, or a socket file or fd outlives them.
+ * seconds. Writes soak.json and soak.svg in DIR and fails (exit 1) when
+ * memory grows past its bound (soak.ts), fds drift, traffic stops, a
+ * forwarding lcore pauses past its bound, a pool is not full once the ports
+ * close, or a socket file or fd outlives them.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -24,7 +22,7 @@ import { Testpmd } from '../testpmd/testpmd.js';
 import { ArgError } from '../../errors.js';
 import { nativeUnavailable } from '../../native/native.js';
 import { addGcSpan, emptyGcSpan, type GcSpan } from '../testpmd/gc.js';
-import { DEFAULT_BOUNDS, judge, judgeSideBySide, plot, type GcSummary, type SoakBounds, type SoakSample } from './soak.js';
+import { DEFAULT_BOUNDS, judge, plot, type GcSummary, type SoakBounds, type SoakSample } from './soak.js';
 
 const USAGE = `Usage: dpkit soak --minutes N [--out DIR] [--period S] [--floor MIB] [--pause MS] [--ci]
   --minutes N   how long to forward (a number > 0)
@@ -65,20 +63,17 @@ interface Pair {
   sockets: string[];
 }
 
-/**
- * The driver pairs the soak forwards on, as testpmd command lines; `skip` hears of a pair left out,
- * and why. `tag` names a second set's socket paths apart (the fresh copies the rate is judged against).
- */
-function pairs(dir: string, skip: (line: string) => void, tag = ''): Pair[] {
+/** The driver pairs the soak forwards on, as testpmd command lines; `skip` hears of a pair left out, and why. */
+function pairs(dir: string, skip: (line: string) => void): Pair[] {
   const pcap = join(dir, 'replay.pcap');
-  if (tag === '') writeFileSync(pcap, capture());
+  writeFileSync(pcap, capture());
   const common = ['--', '--total-num-mbufs=8192', '--forward-mode=io'];
   const list: Pair[] = [
     { name: 'null', argv: ['-l', '0-1', '--vdev', 'net_null0,size=64', '--vdev', 'net_null1,size=64', ...common], txFirst: 0, sockets: [] },
     { name: 'ring', argv: ['-l', '0-1', '--vdev', 'net_ring0', '--vdev', 'net_ring1', ...common], txFirst: 4, sockets: [] },
     { name: 'pcap', argv: ['-l', '0-1', '--vdev', `net_pcap0,rx_pcap=${pcap},infinite_rx=1,tx_pcap=/dev/null`, '--vdev', `net_pcap1,rx_pcap=${pcap},infinite_rx=1,tx_pcap=/dev/null`, ...common], txFirst: 0, sockets: [] },
     // Both ends of one vhost-user path in one testpmd pair in process (vhost/in-process.ts): no socket, no peer.
-    { name: 'vhost', argv: ['-l', '0-1', '--vdev', `net_vhost0,iface=${join(dir, `soak-vhost${tag}.sock`)}`, '--vdev', `virtio_user0,path=${join(dir, `soak-vhost${tag}.sock`)}`, ...common], txFirst: 4, sockets: [] },
+    { name: 'vhost', argv: ['-l', '0-1', '--vdev', `net_vhost0,iface=${join(dir, 'soak-vhost.sock')}`, '--vdev', `virtio_user0,path=${join(dir, 'soak-vhost.sock')}`, ...common], txFirst: 4, sockets: [] },
     // Two cabled NIC models: descriptor rings, lazy tx reclaim, and the model's hardware thread.
     { name: 'nicsim', argv: ['-l', '0-1', '--vdev', 'net_nicsim0,peer=net_nicsim1', '--vdev', 'net_nicsim1', ...common], txFirst: 4, sockets: [] },
   ];
@@ -88,7 +83,7 @@ function pairs(dir: string, skip: (line: string) => void, tag = ''): Pair[] {
   if (why !== undefined) {
     skip(`memif: skipped: the native shim is ${why}`);
   } else {
-    const sock = join(dir, `soak-memif${tag}.sock`);
+    const sock = join(dir, 'soak-memif.sock');
     rmSync(sock, { force: true }); // a run killed before closing its ports left it
     const at = `socket=${sock},socket-abstract=no`;
     list.push({ name: 'memif', argv: ['-l', '0-1', '--vdev', `net_memif0,role=server,${at}`, '--vdev', `net_memif1,role=client,${at}`, ...common], txFirst: 4, sockets: [sock] });
@@ -107,66 +102,6 @@ async function linksUp(pmd: Testpmd): Promise<boolean> {
     await sleep(10);
   }
   return true;
-}
-
-/** A pair with its testpmd. */
-type Run = Pair & { pmd: Testpmd };
-
-function open(p: Pair): Run {
-  return { ...p, pmd: new Testpmd(parseTestpmdArgs(p.argv, [0, 1]), () => {}) };
-}
-
-/** Starts each pair once its links are up; a link still down is a problem, and the pair starts anyway. */
-async function startAll(runs: readonly Run[], problems: string[]): Promise<void> {
-  for (const r of runs) {
-    if (!(await linksUp(r.pmd))) problems.push(`${r.name}: a port's link still down ${LINK_WAIT_MS / 1000} s after it started`);
-    await r.pmd.start(r.txFirst);
-  }
-}
-
-/** Stops and closes each pair: a pool not full or a socket file left is a problem. */
-async function closeAll(runs: readonly Run[], problems: string[]): Promise<void> {
-  for (const r of runs) {
-    try {
-      if (r.pmd.forwarding) await r.pmd.stop();
-      r.pmd.close(); // LeakError when a pool is not full
-    } catch (e) {
-      problems.push(`${r.name}: ${(e as Error).message}`);
-    }
-    for (const f of r.sockets) if (existsSync(f)) problems.push(`${r.name}: ${f} left behind once its ports closed`);
-  }
-}
-
-/** Packets received so far by each pair. */
-function received(runs: readonly Run[]): number[] {
-  return runs.map((r) => r.pmd.fwdStats().total.rxPackets);
-}
-
-/**
- * The rate judged side by side (soak.ts, judgeSideBySide): a fresh copy of every pair starts beside
- * the soaked ones, compiles for `settle` seconds, and then both forward for `seconds`, each pair's
- * packets counted every `period`. Returns the packets a second of each interval, per pair.
- */
-async function sideBySide(soaked: readonly Run[], fresh: readonly Run[], settle: number, seconds: number, period: number): Promise<{ soaked: number[][]; fresh: number[][] }> {
-  await sleep(settle * 1000);
-  const out = { soaked: [] as number[][], fresh: [] as number[][] };
-  let at = performance.now();
-  let a = received(soaked);
-  let b = received(fresh);
-  const end = at + seconds * 1000;
-  while (performance.now() < end) {
-    await sleep(Math.max(0, Math.min(period * 1000, end - performance.now())));
-    const now = performance.now();
-    const a2 = received(soaked);
-    const b2 = received(fresh);
-    const dt = (now - at) / 1000;
-    if (dt > 0) {
-      out.soaked.push(a2.map((n, k) => (n - a[k]!) / dt));
-      out.fresh.push(b2.map((n, k) => (n - b[k]!) / dt));
-    }
-    [at, a, b] = [now, a2, b2];
-  }
-  return out;
 }
 
 /** The main thread's garbage collections, from `gc` performance entries, taken a sample at a time. */
@@ -235,13 +170,7 @@ export async function soakMain(argv: string[]): Promise<number> {
   // The first write to a piped stdout opens /dev/null (libuv): done before the count, it is no pair's.
   process.stdout.write('');
   const fdsBefore = openFds();
-  const runs = pairs(out, say).map(open);
-  let fresh: Run[] = [];
-  // The side-by-side comparison after the soak: a quarter of the run, 5 s to a minute, after the
-  // fresh copies have had a few seconds to compile.
-  const compare = Math.min(60, Math.max(5, seconds / 4));
-  const settle = Math.max(3, period);
-  let side: { soaked: number[][]; fresh: number[][] } | undefined;
+  const runs = pairs(out, say).map((p) => ({ ...p, pmd: new Testpmd(parseTestpmdArgs(p.argv, [0, 1]), () => {}) }));
   const problems: string[] = [];
   const mainGc = new MainGc();
   const samples: SoakSample[] = [];
@@ -254,11 +183,14 @@ export async function soakMain(argv: string[]): Promise<number> {
   const watchdog = setTimeout(() => {
     say(`soak: FAIL: still running ${overrun} s after its ${minutes} min: hung after ${samples.length} samples${samples.length ? `, the last at ${samples[samples.length - 1]!.t.toFixed(0)} s` : ''}`);
     process.exit(1);
-  }, (seconds + settle + compare + overrun) * 1000);
+  }, (seconds + overrun) * 1000);
   watchdog.unref();
 
   try {
-    await startAll(runs, problems);
+    for (const r of runs) {
+      if (!(await linksUp(r.pmd))) problems.push(`${r.name}: a port's link still down ${LINK_WAIT_MS / 1000} s after it started`);
+      await r.pmd.start(r.txFirst);
+    }
     mainGc.take(); // the start-up's collections are no sample's
     const failed = Promise.race(runs.map((r) => r.pmd.failed().catch((e: Error) => `${r.name}: ${e.message}`)));
     let failure: string | undefined;
@@ -293,15 +225,16 @@ export async function soakMain(argv: string[]): Promise<number> {
     }
     if (failure !== undefined) problems.push(failure);
     for (const r of runs) if ((rxAtEnd.get(r.name) ?? 0) <= (rxAtWarm.get(r.name) ?? 0)) problems.push(`${r.name}: no packet received after the warm-up`);
-    if (failure === undefined) {
-      say(`soak: side by side: a fresh copy of each pair beside the soaked one, ${settle} s to compile, then ${compare} s counted`);
-      fresh = pairs(out, () => {}, '-fresh').map(open);
-      await startAll(fresh, problems);
-      side = await sideBySide(runs, fresh, settle, compare, Math.min(period, compare / 5));
-    }
   } finally {
-    await closeAll(runs, problems);
-    await closeAll(fresh, problems);
+    for (const r of runs) {
+      try {
+        if (r.pmd.forwarding) await r.pmd.stop();
+        r.pmd.close(); // LeakError when a pool is not full
+      } catch (e) {
+        problems.push(`${r.name}: ${(e as Error).message}`);
+      }
+      for (const f of r.sockets) if (existsSync(f)) problems.push(`${r.name}: ${f} left behind once its ports closed`);
+    }
     mainGc.disconnect();
   }
   // Every port closed, every lcore's worker gone: what they opened is closed too.
@@ -309,19 +242,15 @@ export async function soakMain(argv: string[]): Promise<number> {
   if (fdsAfter > fdsBefore) problems.push(`open fds went from ${fdsBefore} before the pairs started to ${fdsAfter} once they closed`);
   const verdict = judge(samples, bounds);
   problems.push(...verdict.problems);
-  const names = runs.map((r) => r.name);
-  const rate = side ? judgeSideBySide(names, side.soaked, side.fresh, bounds) : undefined;
-  if (rate) problems.push(...rate.problems);
   const pass = problems.length === 0;
   // collections: on the pair's forwarding lcore over the whole run, start-up included (null when it did not stop cleanly).
   const pairsOut = runs.map((r) => ({ name: r.name, argv: r.argv, rxPackets: rxAtEnd.get(r.name) ?? 0, collections: r.pmd.gcOfLcore.size ? [...r.pmd.gcOfLcore.values()].reduce((a, b) => a + b, 0) : null }));
-  const record = { minutes, period, bounds, pairs: pairsOut, samples, trends: verdict.trends, rate: verdict.rate, sideBySide: rate ? { settle, seconds: compare, ...side, pairs: rate.pairs } : null, gc: verdict.gc, problems, pass };
+  const record = { minutes, period, bounds, pairs: pairsOut, samples, trends: verdict.trends, rate: verdict.rate, gc: verdict.gc, problems, pass };
   writeFileSync(join(out, 'soak.json'), JSON.stringify(record, null, 2) + '\n');
   writeFileSync(join(out, 'soak.svg'), plot(samples, `dpkit soak: ${runs.map((r) => r.name).join(', ')}, ${minutes} min`, bounds.warmup, bounds.lcorePauseMs));
   for (const t of verdict.trends) say(`soak: ${t.metric} ${t.ok ? 'flat' : 'GREW'}: ${(t.growth / 2 ** 20).toFixed(2)} MiB over the measured window (bound ${(t.bound / 2 ** 20).toFixed(2)} MiB)`);
   const r = verdict.rate;
-  say(`soak: rate ${(r.p50 / 1e6).toFixed(1)} Mpps median over the sample intervals [${(r.min / 1e6).toFixed(1)}..${(r.max / 1e6).toFixed(1)}], fitted change over the measured window ${(r.change * 100).toFixed(1)} % (over time: reported, judged side by side)`);
-  for (const p of rate?.pairs ?? []) say(`soak: rate ${p.name} ${p.ok ? 'kept' : 'FELL'}: ${(p.soaked / 1e6).toFixed(2)} Mpps soaked against ${(p.fresh / 1e6).toFixed(2)} fresh beside it, ratio ${p.ratio.toFixed(3)} (95 % CI ${p.lo.toFixed(3)}..${p.hi.toFixed(3)}, bound ${(1 - bounds.rateDrop).toFixed(2)})`);
+  say(`soak: rate ${(r.p50 / 1e6).toFixed(1)} Mpps median over the sample intervals [${(r.min / 1e6).toFixed(1)}..${(r.max / 1e6).toFixed(1)}], fitted change over the measured window ${(r.change * 100).toFixed(1)} % (reported, not judged)`);
   for (const g of verdict.gc) say(gcLine(g, bounds));
   for (const p of problems) say(`soak: FAIL: ${p}`);
   say(`soak: ${pass ? 'pass' : 'fail'}; ${join(out, 'soak.json')}, ${join(out, 'soak.svg')}`);

@@ -10,7 +10,6 @@
  * thread, the forwarding lcores); a forwarding lcore's pause past its bound
  * fails the run, since it stalls forwarding (docs/reliability.md).
  */
-import { bootstrapRatio } from '../bench/stats.js';
 import type { GcSpan } from '../testpmd/gc.js';
 
 export type { GcSpan };
@@ -47,14 +46,9 @@ export interface SoakBounds {
   lcorePauseMs: number;
   /** Most collections per minute per forwarding lcore after the warm-up: more means the data path allocates. */
   lcoreGcPerMinute: number;
-  /**
-   * Most a soaked pair may forward below a fresh copy of itself running beside it, as a fraction of
-   * the fresh copy's rate, beyond noise (judgeSideBySide).
-   */
-  rateDrop: number;
 }
 
-export const DEFAULT_BOUNDS: SoakBounds = { warmup: 60, growth: 0.02, floorBytes: 4 << 20, lcorePauseMs: 10, lcoreGcPerMinute: 1, rateDrop: 0.05 };
+export const DEFAULT_BOUNDS: SoakBounds = { warmup: 60, growth: 0.02, floorBytes: 4 << 20, lcorePauseMs: 10, lcoreGcPerMinute: 1 };
 
 /** The least-squares slope of `y` over `x` (units of y per unit of x); 0 with fewer than 2 points. */
 export function slope(x: readonly number[], y: readonly number[]): number {
@@ -90,11 +84,9 @@ export interface Trend {
 
 /**
  * The forwarding rate over the measured window, from the packets received
- * between samples. Reported, not judged over time: on the 2-core VM the soak
- * runs on, the rate moves between two levels (46 and 78 Mpps summed,
- * docs/reliability.md) for minutes with no cause in dpkit, so a bound on it
- * would fail healthy runs. The rate is judged side by side instead
- * (judgeSideBySide).
+ * between samples. Reported, not judged: on the 2-core VM the soak runs on,
+ * the rate moves between two levels (46 and 78 Mpps summed, docs/reliability.md)
+ * with no cause in dpkit, so a bound on it would fail healthy runs.
  */
 export interface RateSummary {
   /** Packets a second over the sample intervals: median, least, most. */
@@ -196,51 +188,6 @@ function rateSummary(measured: readonly SoakSample[], window: number): RateSumma
   }
   const p50 = percentile(pps, 50);
   return { p50, min: pps.length ? Math.min(...pps) : 0, max: pps.length ? Math.max(...pps) : 0, change: p50 > 0 ? (slope(at, pps) * window) / p50 : 0 };
-}
-
-/** One pair's rate at the end of the soak against a fresh copy of itself forwarding beside it. */
-export interface SideBySide {
-  name: string;
-  /** Median packets a second over the comparison's intervals. */
-  soaked: number;
-  fresh: number;
-  /** soaked / fresh, the ratio of the medians, and its bootstrap 95 % interval. */
-  ratio: number;
-  lo: number;
-  hi: number;
-  ok: boolean;
-}
-
-/**
- * The rate's verdict. A slower machine or a CPU share lost to another process slows both copies of
- * a pair alike, since they run at the same time on the same CPUs; what the soak did to the soaked
- * copy (a structure grown, a pool's mbufs scattered, a heap fragmented) slows only it. A pair
- * fails when the whole 95 % interval of its ratio lies below 1 - `rateDrop`: slower by more than
- * that, beyond noise. (Two copies of the same age differ too: nicsim's, two threads on two CPUs
- * each, by up to 5 % for as long as their time slices keep the same phase.) `soaked[i][k]` and
- * `fresh[i][k]`: pair k's packets a second in interval i.
- */
-export function judgeSideBySide(names: readonly string[], soaked: readonly (readonly number[])[], fresh: readonly (readonly number[])[], bounds: SoakBounds = DEFAULT_BOUNDS): { pairs: SideBySide[]; problems: string[] } {
-  const problems: string[] = [];
-  const pairs = names.map((name, k): SideBySide => {
-    const ci = bootstrapRatio(
-      fresh.map((f) => f[k]!),
-      soaked.map((s) => s[k]!),
-    );
-    const med = (xs: number[]) => percentile(xs, 50);
-    const ok = !(ci.hi < 1 - bounds.rateDrop);
-    const out = { name, soaked: med(soaked.map((s) => s[k]!)), fresh: med(fresh.map((f) => f[k]!)), ratio: ci.ratio, lo: ci.lo, hi: ci.hi, ok };
-    if (!ok) {
-      problems.push(`${name}: forwards ${((1 - ci.ratio) * 100).toFixed(1)} % below a fresh copy of itself beside it (${mpps(out.soaked)} against ${mpps(out.fresh)} Mpps, ratio ${ci.ratio.toFixed(3)}, 95 % CI ${ci.lo.toFixed(3)}..${ci.hi.toFixed(3)}, wholly below ${(1 - bounds.rateDrop).toFixed(2)}): the soak slowed its data path`);
-    }
-    return out;
-  });
-  if (soaked.length < 3) problems.push(`only ${soaked.length} intervals side by side with the fresh copies: too few to judge the rate`);
-  return { pairs, problems };
-}
-
-function mpps(pps: number): string {
-  return (pps / 1e6).toFixed(2);
 }
 
 function mib(b: number): string {

@@ -6,12 +6,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { judge, judgeSideBySide, percentile, plot, slope, type GcSpan, type GcSummary, type SoakSample } from '../../../src/apps/soak/soak.js';
+import { judge, percentile, plot, slope, type GcSpan, type GcSummary, type SoakSample } from '../../../src/apps/soak/soak.js';
 import { noShim } from '../../drivers/memif-util.js';
 import { DPKIT } from '../testpmd/run.js';
 
 const MiB = 2 ** 20;
-const bounds = { warmup: 10, growth: 0.02, floorBytes: 4 * MiB, lcorePauseMs: 50, lcoreGcPerMinute: 1, rateDrop: 0.05 };
+const bounds = { warmup: 10, growth: 0.02, floorBytes: 4 * MiB, lcorePauseMs: 50, lcoreGcPerMinute: 1 };
 
 /** Collections whose pauses are `ms`. */
 function span(...ms: number[]): GcSpan {
@@ -58,29 +58,6 @@ describe('soak verdict', () => {
     assert.equal(v.rate.min, 1020);
     assert.ok(v.rate.change < -0.6 && v.rate.change > -0.7, `change ${v.rate.change}`);
     assert.deepEqual(v.problems, []);
-  });
-
-  /** 12 intervals of two pairs' packets a second: `a` and `b` at interval i, with +-3 % of deterministic noise. */
-  function intervals(a: (i: number) => number, b: (i: number) => number): number[][] {
-    return Array.from({ length: 12 }, (_, i) => [a(i), b(i)].map((v, k) => v * (1 + ((((i + 5 * k) * 7919) % 7) - 3) / 100)));
-  }
-
-  it('judges the rate side by side: a soaked pair well below its fresh copy fails; noise, a slower machine and a small gap do not', () => {
-    const fresh = intervals(() => 1e7, () => 5e5);
-    // The soaked copies as fast, give or take the noise; then the machine halving its speed half-way, for both copies alike.
-    const same = judgeSideBySide(['null', 'nicsim'], intervals((i) => 1e7 * (i % 2 ? 1.02 : 0.98), () => 5e5), fresh, bounds);
-    assert.deepEqual(same.problems, []);
-    assert.deepEqual(same.pairs.map((p) => [p.name, p.ok]), [['null', true], ['nicsim', true]]);
-    const half = (i: number) => (i < 6 ? 1 : 0.5);
-    assert.deepEqual(judgeSideBySide(['null', 'nicsim'], intervals((i) => 1e7 * half(i), (i) => 5e5 * half(i)), intervals((i) => 1e7 * half(i), (i) => 5e5 * half(i)), bounds).problems, []);
-    // 3 % below: inside the bound, however clear.
-    assert.deepEqual(judgeSideBySide(['null', 'nicsim'], intervals(() => 0.97e7, () => 5e5), fresh, bounds).problems, []);
-    // nicsim's soaked copy 20 % below its fresh one: that pair fails, naming its rates and interval.
-    const slow = judgeSideBySide(['null', 'nicsim'], intervals(() => 1e7, () => 4e5), fresh, bounds);
-    assert.equal(slow.problems.length, 1);
-    assert.match(slow.problems[0]!, /^nicsim: forwards 20\.0 % below a fresh copy of itself beside it \(0\.40 against 0\.50 Mpps, ratio 0\.800, 95 % CI 0\.\d{3}\.\.0\.\d{3}, wholly below 0\.95\): the soak slowed its data path$/);
-    assert.deepEqual(slow.pairs.map((p) => p.ok), [true, false]);
-    assert.match(judgeSideBySide(['null'], [[1], [1]], [[1], [1]], bounds).problems.join(), /only 2 intervals side by side/);
   });
 
   it('sums up collections per kind of thread after the warm-up: count, p50, p99, longest pause, share of the time', () => {
@@ -137,12 +114,12 @@ describe('dpkit soak', () => {
 
   it('a short soak on null, ring, pcap, vhost/virtio, nicsim and memif passes and writes its record and plot, pools full', () => {
     // 10 s after a 5 s warm-up on a loaded machine is no memory verdict (worker heaps still settle):
-    // the floor is wide, and so is the pause bound (a collection preempted among a dozen spinning
+    // the floor is wide, and so is the pause bound (a collection preempted among six spinning
     // lcores and the other tests lasts scheduler slices), so this checks the harness, the pairs,
     // fds and pools; the verdict's own tests are above, on samples.
     const r = spawnSync(process.execPath, [DPKIT, 'soak', '--minutes', '0.25', '--period', '1', '--floor', '64', '--pause', '200', '--ci', '--out', dir], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(r.status, 0, r.stdout + r.stderr);
-    const rec = JSON.parse(readFileSync(join(dir, 'soak.json'), 'utf8')) as { pass: boolean; samples: SoakSample[]; pairs: { name: string; rxPackets: number }[]; gc: GcSummary[]; sideBySide: { soaked: number[][]; fresh: number[][]; pairs: { name: string; soaked: number; fresh: number }[] } };
+    const rec = JSON.parse(readFileSync(join(dir, 'soak.json'), 'utf8')) as { pass: boolean; samples: SoakSample[]; pairs: { name: string; rxPackets: number }[]; gc: GcSummary[] };
     assert.equal(rec.pass, true);
     // Without the native shim the memif pair is left out with one line, and the soak still passes.
     const memif = noShim ? [] : ['memif'];
@@ -154,12 +131,6 @@ describe('dpkit soak', () => {
     assert.ok(rec.samples.some((s) => s.gc.nbLcores === rec.pairs.length), 'every lcore answered');
     assert.deepEqual(rec.gc.map((g) => g.kind), ['main', 'lcores']);
     assert.match(r.stdout, /^soak: gc forwarding lcores \(bound 200 ms a pause\): \d+ collections, pause p50 /m);
-    // Then each pair's fresh copy forwarded beside it, and both were counted, interval by interval.
-    assert.deepEqual(rec.sideBySide.pairs.map((p) => p.name), rec.pairs.map((p) => p.name));
-    assert.ok(rec.sideBySide.soaked.length >= 3 && rec.sideBySide.soaked.length === rec.sideBySide.fresh.length);
-    for (const p of rec.sideBySide.pairs) assert.ok(p.soaked > 0 && p.fresh > 0, `${p.name} forwarded in both copies`);
-    for (const p of rec.pairs) assert.match(r.stdout, new RegExp(`^soak: rate ${p.name} kept: `, 'm'));
-    assert.ok(!existsSync(join(dir, 'soak-memif-fresh.sock')), 'the fresh memif socket file is gone');
     assert.ok(!existsSync(join(dir, 'soak-memif.sock')), 'the memif socket file is gone');
     assert.match(readFileSync(join(dir, 'soak.svg'), 'utf8'), /^<svg /);
   });
