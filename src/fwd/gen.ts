@@ -61,7 +61,8 @@ export function gen(ctx: FwdContext): FwdEngine {
   const f64 = heap.f64;
   // Run outside testpmd (which reserves them on its main thread so it can read them), the blocks are this lcore's own.
   const stats = g.stats.length >= g.streams.length ? g.stats : g.streams.map(() => newGenTxStats(heap));
-  // At least rxprobe's count: testpmd's forward statistics look up that many ids in every checker.
+  // At least rxprobe's count, so a gen run and an rxprobe one read alike; testpmd's forward
+  // statistics look up every id a checker tracks.
   const rx = g.latency ? ProbeRx.create(heap, { streams: Math.max(RXPROBE_STREAMS, g.streams.length) }) : null;
   // A sender per forwarding stream, made on its first pass (null: no gen stream falls to it).
   const senders = new WeakMap<FwdStream, GenSender | null>();

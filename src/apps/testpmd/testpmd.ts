@@ -20,7 +20,6 @@ import { ProbeRx, probeStreamStats } from '../../gen/probe.js';
 import { fmtPps, newGenTxStats, planStreams, rateLink, runReport, streamReport, type GenReport, type PlannedStream } from '../../gen/generate.js';
 import { GEN_TX_STATS_SIZE, GENT_D_LAST_DEPART_NS, GENT_D_T0 } from '../../gen/gen-layout.js';
 import { nowNs } from '../../eal/clock.js';
-import { RXPROBE_STREAMS } from '../../fwd/rxprobe.js';
 import { FS_PROBE } from '../../fwd/fwd-layout.js';
 import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, type FwdPortStats, type Throughput } from './display.js';
 import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdConfig } from '../../fwd/engine.js';
@@ -557,9 +556,12 @@ export class Testpmd {
       if (s.rxPort === p && b > 0) blocks.add(b);
     }
     if (blocks.size === 0) return [];
-    const rxs = [...blocks].map((b) => ProbeRx.attach(this.heap, b));
+    const all = [...blocks].map((b) => ProbeRx.attach(this.heap, b));
     const lines: string[] = [];
-    for (let id = 0; id < RXPROBE_STREAMS; id++) {
+    // rxprobe's checkers track 16 ids (RXPROBE_STREAMS); gen's as many as it has streams, when more.
+    const ids = Math.max(...all.map((rx) => rx.nbStreams));
+    for (let id = 0; id < ids; id++) {
+      const rxs = all.filter((rx) => id < rx.nbStreams);
       if (!rxs.some((rx) => rx.seen(id))) continue;
       const st = probeStreamStats(rxs, id);
       const l = st.latency;

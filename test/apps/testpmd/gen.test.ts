@@ -64,6 +64,14 @@ describe('testpmd --forward-mode=gen', () => {
     assert.match(r.stderr, /Probe stream 0: received 1000 lost 0 duplicates 0 reordered \d+\n/);
   });
 
+  it('with more streams than rxprobe\'s 16, every stream\'s probes are counted and printed', () => {
+    const many = join(dir, 'many.json');
+    writeFileSync(many, JSON.stringify(Array.from({ length: 20 }, (_, k) => ({ name: `s${k}`, rate: '10kpps', udp: { src: 1000 + k } }))));
+    const r = testpmd(['-l', '0-1', '--vdev', 'net_ring0', '--', '--forward-mode=gen', `--gen-stream=${many}`, '--gen-count=200', '--gen-latency', '--duration=4', '--total-num-mbufs=8192', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    for (let id = 0; id < 20; id++) assert.match(r.stderr, new RegExp(`Probe stream ${id}: received 200 lost 0 duplicates 0 reordered 0\\n`));
+  });
+
   it('--stats-period with --json: each period line carries every gen stream\'s account so far, the final object the report', () => {
     const r = testpmd(['-l', '0-1', '--vdev', 'net_null0', '--', '--forward-mode=gen', `--gen-stream=${streams}`, '--stats-period=1', '--duration=2.5', '--json', '--total-num-mbufs=8192']);
     assert.equal(r.code, 0, r.stderr);
