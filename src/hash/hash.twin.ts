@@ -116,13 +116,13 @@ export function hashKeyTo(u8: Uint8Array, p: number, len: number, init: number, 
 }
 
 /**
- * hashFind's twin (hash.as.ts) over `heap`: `find(h, k, hi, lo)` is the
- * position of the key at heap offset `k` in the table at `h`, or -1; the
- * key's hash comes as its high and low 16 bits, small integers V8 passes
- * unboxed (a u32 past 2^30 is boxed). Made once per table user; the search
- * allocates nothing.
+ * hashFind's twin (hash.as.ts) over `heap`: `find(h, k, at)` is the position
+ * of the key at heap offset `k` in the table at `h`, or -1, its hash read
+ * from the heap's u32 word `at` (where every caller holds it: a u32 past
+ * 2^30 passed as an argument is boxed, read into a local it is not). Made
+ * once per table user; the search allocates nothing.
  */
-export function hashFinder(heap: Heap): (h: number, k: number, hi: number, lo: number) => number {
+export function hashFinder(heap: Heap): (h: number, k: number, at: number) => number {
   const { u8, u16, u32 } = heap;
   const inBucket = (hw: number, b: number, sig: number, k: number): number => {
     const keys = u32[hw + HASH_W_KEYS]!;
@@ -139,12 +139,13 @@ export function hashFinder(heap: Heap): (h: number, k: number, hi: number, lo: n
     }
     return -1;
   };
-  return (h: number, k: number, hi: number, lo: number): number => {
+  return (h: number, k: number, at: number): number => {
     const hw = h >>> 2;
     const mask = u32[hw + HASH_W_BUCKET_MASK]!;
     const buckets = u32[hw + HASH_W_BUCKETS]!;
-    const sig = hi;
-    const prim = ((hi << 16) | lo) & mask;
+    const hash = u32[at]!;
+    const sig = hash >>> 16;
+    const prim = hash & mask;
     const pos = inBucket(hw, buckets + prim * HASH_BUCKET_SIZE, sig, k);
     return pos >= 0 ? pos : inBucket(hw, buckets + ((prim ^ sig) & mask) * HASH_BUCKET_SIZE, sig, k);
   };
@@ -162,13 +163,13 @@ export function hashTwin(heap: Heap): HashOps {
       const p = positions >>> 2;
       // In the kernel's two passes: the hashes into positions, then the searches.
       for (let i = 0; i < n; i++) hashKeyTo(u8, keys + i * len, len, init, u32, p + i);
-      for (let i = 0; i < n; i++) i32[p + i] = find(h, keys + i * len, u32[p + i]! >>> 16, u32[p + i]! & 0xffff);
+      for (let i = 0; i < n; i++) i32[p + i] = find(h, keys + i * len, p + i);
       return n;
     },
     lookupBulkWithHash(h, keys, hashes, positions, n) {
       const hw = h >>> 2;
       const len = u32[hw + HASH_W_KEY_LEN]!;
-      for (let i = 0; i < n; i++) i32[(positions >>> 2) + i] = find(h, keys + i * len, u32[(hashes >>> 2) + i]! >>> 16, u32[(hashes >>> 2) + i]! & 0xffff);
+      for (let i = 0; i < n; i++) i32[(positions >>> 2) + i] = find(h, keys + i * len, (hashes >>> 2) + i);
       return n;
     },
   };

@@ -137,7 +137,7 @@ export function l3fwdTwin(heap: Heap, mb: Mbufs): L3fwdRoute {
           if (em) {
             if (table !== 0) {
               ipv4Key(u8, ip, u8, key);
-              const pos = find(table, key, u32[sw + L3L_W_HASHES + i - lo]! >>> 16, u32[sw + L3L_W_HASHES + i - lo]! & 0xffff);
+              const pos = find(table, key, sw + L3L_W_HASHES + i - lo);
               if (pos >= 0) port = hash!.data(pos);
             }
           } else {
@@ -152,7 +152,7 @@ export function l3fwdTwin(heap: Heap, mb: Mbufs): L3fwdRoute {
         } else {
           if (table6 !== 0 && em) {
             ipv6Key(u8, ip, key6);
-            const pos = find(table6, key6, u32[sw + L3L_W_HASHES + i - lo]! >>> 16, u32[sw + L3L_W_HASHES + i - lo]! & 0xffff);
+            const pos = find(table6, key6, sw + L3L_W_HASHES + i - lo);
             if (pos >= 0) port = hash6!.data(pos);
           } else if (table6 !== 0) {
             const hop = lpm6Find(u8, u32, u32[(table6 >>> 2) + LPM6_W_TBL24]! >>> 2, u32[(table6 >>> 2) + LPM6_W_TBL8]! >>> 2, ip + 24);
