@@ -12,7 +12,7 @@
  * forwarding lcore pauses past its bound, a pool is not full once the ports
  * close, or a socket file or fd outlives them.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,8 +20,8 @@ import { parseArgs } from 'node:util';
 import { parseTestpmdArgs } from '../testpmd/options.js';
 import { Testpmd } from '../testpmd/testpmd.js';
 import { ArgError } from '../../errors.js';
-import { nativeUnavailable } from '../../native/native.js';
 import { addGcSpan, emptyGcSpan, type GcSpan } from '../testpmd/gc.js';
+import { pairs } from './pairs.js';
 import { DEFAULT_BOUNDS, judge, plot, type GcSummary, type SoakBounds, type SoakSample } from './soak.js';
 
 const USAGE = `Usage: dpkit soak --minutes N [--out DIR] [--period S] [--floor MIB] [--pause MS] [--ci]
@@ -33,63 +33,6 @@ const USAGE = `Usage: dpkit soak --minutes N [--out DIR] [--period S] [--floor M
   --pause MS    longest collection allowed on a forwarding lcore after the warm-up (default: 10)
   --ci          one line per verdict, no per-sample lines
 `;
-
-/** A 64-byte UDP frame, repeated: the capture net_pcap replays. */
-function capture(): Uint8Array {
-  const frames = 32;
-  const out = new Uint8Array(24 + frames * (16 + 64));
-  const v = new DataView(out.buffer);
-  v.setUint32(0, 0xa1b2c3d4, true);
-  v.setUint16(4, 2, true);
-  v.setUint16(6, 4, true);
-  v.setUint32(16, 65535, true);
-  v.setUint32(20, 1, true); // Ethernet
-  for (let i = 0; i < frames; i++) {
-    const r = 24 + i * 80;
-    v.setUint32(r + 8, 64, true);
-    v.setUint32(r + 12, 64, true);
-    const f = r + 16;
-    out.set([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x00, 0x45, 0, 0, 50, 0, 0, 0, 0, 64, 17], f);
-    out.set([10, 0, 0, i, 10, 0, 1, i], f + 26);
-  }
-  return out;
-}
-
-/** A soak pair: a testpmd command line, the bursts it starts with (tx_first), the socket files its ports make. */
-interface Pair {
-  name: string;
-  argv: string[];
-  txFirst: number;
-  sockets: string[];
-}
-
-/** The driver pairs the soak forwards on, as testpmd command lines; `skip` hears of a pair left out, and why. */
-function pairs(dir: string, skip: (line: string) => void): Pair[] {
-  const pcap = join(dir, 'replay.pcap');
-  writeFileSync(pcap, capture());
-  const common = ['--', '--total-num-mbufs=8192', '--forward-mode=io'];
-  const list: Pair[] = [
-    { name: 'null', argv: ['-l', '0-1', '--vdev', 'net_null0,size=64', '--vdev', 'net_null1,size=64', ...common], txFirst: 0, sockets: [] },
-    { name: 'ring', argv: ['-l', '0-1', '--vdev', 'net_ring0', '--vdev', 'net_ring1', ...common], txFirst: 4, sockets: [] },
-    { name: 'pcap', argv: ['-l', '0-1', '--vdev', `net_pcap0,rx_pcap=${pcap},infinite_rx=1,tx_pcap=/dev/null`, '--vdev', `net_pcap1,rx_pcap=${pcap},infinite_rx=1,tx_pcap=/dev/null`, ...common], txFirst: 0, sockets: [] },
-    // Both ends of one vhost-user path in one testpmd pair in process (vhost/in-process.ts): no socket, no peer.
-    { name: 'vhost', argv: ['-l', '0-1', '--vdev', `net_vhost0,iface=${join(dir, 'soak-vhost.sock')}`, '--vdev', `virtio_user0,path=${join(dir, 'soak-vhost.sock')}`, ...common], txFirst: 4, sockets: [] },
-    // Two cabled NIC models: descriptor rings, lazy tx reclaim, and the model's hardware thread.
-    { name: 'nicsim', argv: ['-l', '0-1', '--vdev', 'net_nicsim0,peer=net_nicsim1', '--vdev', 'net_nicsim1', ...common], txFirst: 4, sockets: [] },
-  ];
-  // A memif server and its client in one testpmd, over a real socket file (not an abstract name)
-  // so that closing the ports is seen to remove it; memfd regions and the control socket need the shim.
-  const why = nativeUnavailable();
-  if (why !== undefined) {
-    skip(`memif: skipped: the native shim is ${why}`);
-  } else {
-    const sock = join(dir, 'soak-memif.sock');
-    rmSync(sock, { force: true }); // a run killed before closing its ports left it
-    const at = `socket=${sock},socket-abstract=no`;
-    list.push({ name: 'memif', argv: ['-l', '0-1', '--vdev', `net_memif0,role=server,${at}`, '--vdev', `net_memif1,role=client,${at}`, ...common], txFirst: 4, sockets: [sock] });
-  }
-  return list;
-}
 
 /** How long a pair's ports have to come up (memif connects over its socket through the event loop). */
 const LINK_WAIT_MS = 10_000;
