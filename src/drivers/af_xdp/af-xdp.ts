@@ -101,8 +101,8 @@ import { afXdpOps, type AfXdpOps } from './af-xdp.twin.js';
 
 /** Queues one port may have (DPDK's RTE_MAX_QUEUES_PER_PORT is larger; 16 as net_af_packet). */
 const MAX_QUEUES = 16;
-/** Ring entries when the application asks for 0 (DPDK's XSK_RING_CONS__DEFAULT_NUM_DESCS is 2048; half keeps the pool's share small). */
-const DEFAULT_DESC = 1024;
+/** Ring entries when the application asks for 0: DPDK's (XSK_RING_CONS__DEFAULT_NUM_DESCS); the fill ring has twice as many, as DPDK's. */
+const DEFAULT_DESC = 2048;
 const MAX_DESC = 4096;
 /** DPDK's ETH_AF_XDP_DFLT_BUSY_BUDGET. */
 const DEFAULT_BUSY_BUDGET = 64;
@@ -356,7 +356,7 @@ class AfXdpDriver implements EthDriver {
     xq.owned = heap.reserve(arena.count, 64, `${dev} queue ${q} owned buffers`);
     heap.u8.fill(0, xq.owned, xq.owned + arena.count);
     const rx = this.mapRing(xq, s.rx, XDP_PGOFF_RX_RING, size, XDP_DESC_SIZE);
-    const fill = this.mapRing(xq, s.fill, XDP_UMEM_PGOFF_FILL_RING, size, 8);
+    const fill = this.mapRing(xq, s.fill, XDP_UMEM_PGOFF_FILL_RING, 2 * size, 8);
     const tx = this.mapRing(xq, s.tx, XDP_PGOFF_TX_RING, size, XDP_DESC_SIZE);
     const comp = this.mapRing(xq, s.comp, XDP_UMEM_PGOFF_COMPLETION_RING, size, 8);
     xq.rxBlock = this.queueBlock(xq, umemOffset, rx, fill);
@@ -389,7 +389,7 @@ class AfXdpDriver implements EthDriver {
       chunkSize: arena.stride,
       rxSize: size,
       txSize: size,
-      fillSize: size,
+      fillSize: 2 * size,
       compSize: size,
       sharedFd: shared ? shared.fd : -1,
       busyBudget: this.busyBudget,
