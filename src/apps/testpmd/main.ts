@@ -129,8 +129,10 @@ async function untilStopped(pmd: Testpmd, opts: TestpmdOptions, log: (line: stri
   let watch: NodeJS.Timeout | undefined;
   let periodic: NodeJS.Timeout | undefined;
   const stopped = new Promise<string>((resolve) => {
-    // Captures read to their end: nothing more will arrive, stop as --duration would.
-    watch = setInterval(() => pmd.inputEnded() && resolve('\nEnd of input on every port (capture files read to their end), stopping forwarding.'), 20);
+    // Captures read to their end: nothing more will arrive, stop as --duration would. Only watched
+    // when every port can end: the main thread shares a CPU with others (a traffic source, say),
+    // and 50 wake-ups a second are theirs to lose.
+    if (pmd.inputCanEnd()) watch = setInterval(() => pmd.inputEnded() && resolve('\nEnd of input on every port (capture files read to their end), stopping forwarding.'), 20);
     void signals.next().then(resolve);
     log('Press enter to exit');
     process.stdin.on('data', (d: Buffer) => d.includes(10) && resolve(''));

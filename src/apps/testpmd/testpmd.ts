@@ -605,8 +605,13 @@ export class Testpmd {
    * any port receives forever, and for engines that generate their packets.
    */
   inputEnded(): boolean {
+    return this.inputCanEnd() && this.ports.every((p) => this.ethdev.rxEnded(p) === true);
+  }
+
+  /** Whether inputEnded() can ever hold: an engine that receives, and every port's driver one with an end (capture files). */
+  inputCanEnd(): boolean {
     if (this.forwardMode === 'txonly' || this.forwardMode === 'flowgen' || this.forwardMode === 'gen') return false;
-    return this.ports.every((p) => this.ethdev.rxEnded(p) === true);
+    return this.ports.every((p) => this.ethdev.rxEnded(p) !== undefined);
   }
 
   /** Forward statistics per port since forwarding started: testpmd's fwd_stats_display. */

@@ -95,6 +95,22 @@ describe('testpmd on net_pcap', () => {
     assert.deepEqual(readFileSync(path('resume-out.pcap')), readFileSync(path('resume.pcap')), 'every packet once, in order');
   });
 
+  it('watches for the end of input only when every port can end and the engine receives', () => {
+    writeCapture(path('ends.pcap'), packets([64]));
+    const can = (args: string[]) => {
+      const pmd = new Testpmd(parseTestpmdArgs([...args, '--', '--total-num-mbufs=2048']), () => {});
+      try {
+        return pmd.inputCanEnd();
+      } finally {
+        pmd.close();
+      }
+    };
+    const file = `net_pcap0,rx_pcap=${path('ends.pcap')}`;
+    assert.equal(can(['--vdev', file, '--vdev', `net_pcap1,rx_pcap=${path('ends.pcap')}`]), true);
+    assert.equal(can(['--vdev', file, '--vdev', 'net_null1']), false, 'a null port never ends');
+    assert.equal(can(['--vdev', 'net_null0', '--vdev', 'net_null1']), false);
+  });
+
   it('replays forever with infinite_rx=1 until --duration', () => {
     writeCapture(path('loop.pcap'), packets([64, 128, 256]));
     const r = testpmd(['--vdev', `net_pcap0,rx_pcap=${path('loop.pcap')},infinite_rx=1`, '--vdev', 'net_null1', '--', '--duration=0.5', '--json', '--total-num-mbufs=8192']);
