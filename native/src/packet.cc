@@ -8,6 +8,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/if_packet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <string.h>
@@ -155,9 +157,54 @@ Napi::Value SocketError(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, err);
 }
 
+// linkEventsOpen(): a non-blocking NETLINK_ROUTE socket joined to RTMGRP_LINK: readable
+// whenever any interface changes (up, down, carrier, gone). Watching it, rather than a port's own
+// socket, costs the data path nothing: a socket with an epoll watcher makes the kernel take its
+// wait queue's lock, interrupts off, on every frame it delivers.
+Napi::Value LinkEventsOpen(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 0) return ThrowUsage(env, "linkEventsOpen()");
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return ThrowSys(env, "socket", errno, "AF_NETLINK NETLINK_ROUTE");
+  struct sockaddr_nl a;
+  memset(&a, 0, sizeof a);
+  a.nl_family = AF_NETLINK;
+  a.nl_groups = RTMGRP_LINK;
+  if (bind(fd, reinterpret_cast<struct sockaddr*>(&a), sizeof a) != 0) {
+    int e = errno;
+    close(fd);
+    return ThrowSys(env, "bind", e, "AF_NETLINK RTMGRP_LINK");
+  }
+  return Napi::Number::New(env, fd);
+}
+
+// drainFd(fd): reads a non-blocking socket until it would block; the bytes read (the messages
+// themselves are not needed: the reader asks for the state it cares about afterwards). A netlink
+// overrun (ENOBUFS) is one more reason to look, not an error.
+Napi::Value DrainFd(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd;
+  if (info.Length() != 1 || !ArgFd(info, 0, &fd)) return ThrowUsage(env, "drainFd(fd: number)");
+  char buf[8192];
+  double total = 0;
+  for (;;) {
+    ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) {
+      total += static_cast<double>(n);
+      continue;
+    }
+    if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK) break;
+    if (errno == EINTR || errno == ENOBUFS) continue;
+    return ThrowSys(env, "recv", errno, FdName(fd));
+  }
+  return Napi::Number::New(env, total);
+}
+
 }  // namespace
 
 void InitPacket(Napi::Env env, Napi::Object exports) {
+  exports.Set("linkEventsOpen", Napi::Function::New(env, LinkEventsOpen, "linkEventsOpen"));
+  exports.Set("drainFd", Napi::Function::New(env, DrainFd, "drainFd"));
   exports.Set("ifaceInfo", Napi::Function::New(env, IfaceInfo, "ifaceInfo"));
   exports.Set("packetOpen", Napi::Function::New(env, PacketOpen, "packetOpen"));
   exports.Set("packetKick", Napi::Function::New(env, PacketKick, "packetKick"));

@@ -2,13 +2,17 @@
  * The link of a port on a Linux network interface (net_af_packet,
  * net_af_xdp): up while the interface is up with carrier; gone for good, with
  * one line on stderr, once the interface has disappeared. While the port
- * runs, one of its sockets is watched for the error the kernel raises when
- * the interface goes down or away (ENETDOWN), so the port notices without
- * being asked. The process goes on with its other ports.
+ * runs, the thread watches one netlink socket for every interface change
+ * (RTMGRP_LINK), shared by all its ports, so a port notices without being
+ * asked. The process goes on with its other ports.
+ *
+ * Not the port's own socket: a socket someone watches with epoll makes the
+ * kernel take its wait queue's lock with interrupts off for every frame it
+ * delivers, which cost the traffic source's CPU a tenth of its time in the
+ * af_xdp study (docs/benchmarks.md, "Where the time goes").
  */
-import { requireNative } from '../native/native.js';
-import { IFF_RUNNING, IFF_UP, ifaceInfo, socketError, type IfaceInfo } from '../native/packet.js';
-import { HANGUP, watch } from '../native/watch.js';
+import { IFF_RUNNING, IFF_UP, drainFd, ifaceInfo, linkEventsOpen, socketError, type IfaceInfo } from '../native/packet.js';
+import { READABLE, closeFd, watch } from '../native/watch.js';
 import { NativeError } from '../native/native.js';
 import { ifaceSetMtu } from '../native/tap.js';
 import { DpkitError } from '../errors.js';
@@ -28,9 +32,19 @@ export function setIfaceMtu(dev: string, iface: string, mtu: number): void {
   }
 }
 
+/** The links this thread watches, and the netlink socket that tells of changes (-1 while none is watched). */
+const watching = new Set<IfaceLink>();
+let events = -1;
+
+function onLinkEvents(): void {
+  drainFd(events, 'interface link');
+  for (const link of [...watching]) link.changed();
+}
+
 export class IfaceLink {
   private gone = false;
-  private watched = -1;
+  /** The port's socket while watched: its pending error (ENETDOWN) is cleared at each change. */
+  private socket = -1;
 
   /** `dev` the port's device name, `portId` its id, for the line logged when `iface` (index `ifindex`) goes. */
   constructor(
@@ -41,24 +55,32 @@ export class IfaceLink {
     private readonly ifindex: number,
   ) {}
 
-  /** Watches socket `fd` (HANGUP: its pending error) until stop(); nothing when already watching or gone. */
+  /** Watches the interface until stop(), clearing socket `fd`'s error at each change; nothing when already watching or gone. */
   start(fd: number): void {
-    if (this.watched >= 0 || this.gone) return;
-    this.watched = fd;
-    watch(fd, () => this.onSocketError(fd), HANGUP);
+    if (this.socket >= 0 || this.gone) return;
+    if (events < 0) {
+      events = linkEventsOpen(this.dev);
+      watch(events, onLinkEvents, READABLE);
+    }
+    this.socket = fd;
+    watching.add(this);
   }
 
-  /** Stops watching (before the socket closes). */
+  /** Stops watching (before the socket closes); the netlink socket closes with the thread's last watch. */
   stop(): void {
-    if (this.watched < 0) return;
-    requireNative(this.dev).unwatch(this.watched);
-    this.watched = -1;
+    if (this.socket < 0) return;
+    this.socket = -1;
+    watching.delete(this);
+    if (watching.size === 0 && events >= 0) {
+      closeFd(events);
+      events = -1;
+    }
   }
 
-  private onSocketError(fd: number): void {
-    socketError(fd); // clears it (ENETDOWN): the watch would fire again
-    this.watched = -1;
-    if (this.info() !== null) this.start(fd); // down but still there: watch for the next change
+  /** An interface changed, maybe this one: clear the socket's error (it would fire again); a gone interface ends the watch. */
+  changed(): void {
+    if (this.socket >= 0) socketError(this.socket);
+    if (this.info() === null) this.stop();
   }
 
   /** The interface now, or null once it has gone (logged once: the port is down for good). */

@@ -60,6 +60,8 @@ interface PacketShim extends NativeShim {
   packetOpen(iface: string, blockSize: number, blockCount: number, frameSize: number, qdiscBypass: boolean, fanoutGroup: number, receiveOutgoing: boolean): PacketSocket;
   packetKick(fd: number): number;
   socketError(fd: number): number;
+  linkEventsOpen(): number;
+  drainFd(fd: number): number;
 }
 
 function shim(feature: string): PacketShim {
@@ -104,6 +106,20 @@ export function packetKick(fd: number): number {
 /** The socket's pending error (SO_ERROR, which clears it): ENETDOWN when its interface went down; 0 when none. */
 export function socketError(fd: number): number {
   return shim('af_packet').socketError(fd);
+}
+
+/**
+ * A socket that turns readable whenever any interface changes (a NETLINK_ROUTE
+ * socket in RTMGRP_LINK), for a port to watch instead of its own socket.
+ * @throws NativeError when netlink is refused.
+ */
+export function linkEventsOpen(feature: string): number {
+  return shim(feature).linkEventsOpen();
+}
+
+/** Reads `fd` until it would block; @returns the bytes read. */
+export function drainFd(fd: number, feature: string): number {
+  return shim(feature).drainFd(fd);
 }
 
 /** The shim's packetKick, for a queue to keep and call once per burst without a lookup. */

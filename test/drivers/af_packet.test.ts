@@ -188,6 +188,36 @@ describe('net_af_packet on a veth in a namespace the test makes', { skip }, () =
     }
   });
 
+  it('says its interface has gone the moment it goes, unasked, with no watch on its own socket', async () => {
+    const ns = new Netns(runTag(), 78);
+    const heap = Heap.create({ size: 32 << 20 });
+    const eth = new Ethdev(heap, drivers);
+    const pool = Mempool.create(heap, { name: 'gone', n: 1023, cacheSize: 0 });
+    const lines: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    const before = fdCount();
+    try {
+      const port = eth.create(`net_af_packet0,iface=${ns.a.outer}`);
+      eth.configure(port, 1, 1);
+      eth.rxQueueSetup(port, 0, 0, pool);
+      eth.txQueueSetup(port, 0, 0);
+      eth.start(port);
+      process.stderr.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
+      ip('link', 'del', ns.a.outer);
+      // Nothing here asks the port: the line comes from the thread's link events alone.
+      await until(() => lines.length > 0, 'the line saying the interface has gone');
+      process.stderr.write = write;
+      assert.deepEqual(lines, [`net_af_packet0: iface=${ns.a.outer} has gone; port 0 is down\n`]);
+      assert.equal(eth.linkUp(port), false);
+      eth.close(port);
+      assertFull(pool);
+      assert.equal(fdCount(), before, "the port's sockets and the netlink socket closed");
+    } finally {
+      process.stderr.write = write;
+      ns.remove();
+    }
+  });
+
   it('link follows the interface: down when it is set down or its peer drops the carrier, up again after', async () => {
     const ns = new Netns(runTag(), 77);
     const heap = Heap.create({ size: 32 << 20 });
