@@ -37,7 +37,9 @@ export interface KernelPortDriver {
 }
 
 export const KERNEL_PORTS: readonly KernelPortDriver[] = [
-  { name: 'af_packet', attach: 'veth', vdev: (i, iface, q) => `net_af_packet${i},iface=${iface},qpairs=${q}` },
+  // MTU 1504: at 9000 dpkit grows its ring frames to hold the MTU (9 KiB frames, a 6 MiB ring) while
+  // DPDK keeps 2048-byte frames and truncates longer ones, so the cells would compare ring geometries.
+  { name: 'af_packet', attach: 'veth', vdev: (i, iface, q) => `net_af_packet${i},iface=${iface},qpairs=${q}`, mtu: 1504 },
   { name: 'tap', attach: 'tap', vdev: (i, iface) => `net_tap${i},iface=${iface}` },
   // A veth takes an XDP program only while its peer's MTU fits a page ("veth: Peer MTU is too large to set XDP").
   { name: 'af_xdp', attach: 'veth', vdev: (i, iface, q) => `net_af_xdp${i},iface=${iface},queue_count=${q}`, mtu: 1504 },
