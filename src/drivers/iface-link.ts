@@ -32,19 +32,40 @@ export function setIfaceMtu(dev: string, iface: string, mtu: number): void {
   }
 }
 
-/** The links this thread watches, and the netlink socket that tells of changes (-1 while none is watched). */
-const watching = new Set<IfaceLink>();
+/** What this thread calls when an interface changes, and the netlink socket that tells of changes (-1 while nothing listens). */
+const listeners = new Set<() => void>();
 let events = -1;
 
 function onLinkEvents(): void {
   drainFd(events, 'interface link');
-  for (const link of [...watching]) link.changed();
+  for (const f of [...listeners]) f();
+}
+
+/**
+ * Calls `changed` on this thread whenever any interface in its network
+ * namespace changes (up, down, carrier, MTU, gone, moved away), from one
+ * netlink socket the thread's listeners share, opened for the first and
+ * closed with the last. `dev` names the device in an error.
+ * @returns the function that stops the calls.
+ */
+export function onLinkChange(dev: string, changed: () => void): () => void {
+  if (events < 0) {
+    events = linkEventsOpen(dev);
+    watch(events, onLinkEvents, READABLE);
+  }
+  listeners.add(changed);
+  return () => {
+    if (!listeners.delete(changed) || listeners.size !== 0 || events < 0) return;
+    closeFd(events);
+    events = -1;
+  };
 }
 
 export class IfaceLink {
   private gone = false;
   /** The port's socket while watched: its pending error (ENETDOWN) is cleared at each change. */
   private socket = -1;
+  private unlisten: () => void = () => {};
 
   /** `dev` the port's device name, `portId` its id, for the line logged when `iface` (index `ifindex`) goes. */
   constructor(
@@ -58,27 +79,19 @@ export class IfaceLink {
   /** Watches the interface until stop(), clearing socket `fd`'s error at each change; nothing when already watching or gone. */
   start(fd: number): void {
     if (this.socket >= 0 || this.gone) return;
-    if (events < 0) {
-      events = linkEventsOpen(this.dev);
-      watch(events, onLinkEvents, READABLE);
-    }
     this.socket = fd;
-    watching.add(this);
+    this.unlisten = onLinkChange(this.dev, () => this.changed());
   }
 
-  /** Stops watching (before the socket closes); the netlink socket closes with the thread's last watch. */
+  /** Stops watching (before the socket closes). */
   stop(): void {
     if (this.socket < 0) return;
     this.socket = -1;
-    watching.delete(this);
-    if (watching.size === 0 && events >= 0) {
-      closeFd(events);
-      events = -1;
-    }
+    this.unlisten();
   }
 
   /** An interface changed, maybe this one: clear the socket's error (it would fire again); a gone interface ends the watch. */
-  changed(): void {
+  private changed(): void {
     if (this.socket >= 0) socketError(this.socket);
     if (this.info() === null) this.stop();
   }

@@ -182,6 +182,37 @@ describe('net_tap by default', { skip }, () => {
   });
 });
 
+describe('net_tap deleted while it is in this namespace', { skip }, () => {
+  it('says the tap has gone the moment it goes, unasked (netlink link events, no watch on its fd), and closes every fd', async () => {
+    const heap = Heap.create({ size: 32 << 20 });
+    const eth = new Ethdev(heap, drivers);
+    const pool = Mempool.create(heap, { name: 'tapgone', n: 1023, cacheSize: 0 });
+    const name = `${runTag()}g`;
+    const fds = fdCount();
+    const lines: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    try {
+      const port = eth.create(`net_tap0,iface=${name}`);
+      eth.configure(port, 1, 1);
+      eth.rxQueueSetup(port, 0, 0, pool);
+      eth.txQueueSetup(port, 0, 0);
+      eth.start(port);
+      process.stderr.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
+      ip('link', 'del', name);
+      // Nothing here asks the port: the line comes from the thread's link events alone.
+      await until(() => lines.length > 0, 'the line saying the tap has gone');
+      process.stderr.write = write;
+      assert.deepEqual(lines, [`net_tap0: iface=${name} has gone; port 0 is down\n`]);
+      assert.equal(eth.linkUp(port), false);
+      eth.close(port);
+      assertFull(pool);
+      assert.equal(fdCount(), fds, "the tap's fd and the netlink socket closed");
+    } finally {
+      process.stderr.write = write;
+    }
+  });
+});
+
 describe('net_tap settings that act on the interface', { skip }, () => {
   it("mtuSet sets the tap's MTU while it is here, and says where to set it once moved; the link follows the tap up and down", async () => {
     const ns = new Netns(runTag(), 86, false);

@@ -66,7 +66,7 @@ import {
   TAPQ_W_WAITING,
 } from './tap-layout.js';
 import { vdevMac } from '../mac.js';
-import { setIfaceMtu } from '../iface-link.js';
+import { onLinkChange, setIfaceMtu } from '../iface-link.js';
 import { TapRemote } from './remote.js';
 import { ETHER_HDR_LEN } from '../../net/ether.js';
 
@@ -206,7 +206,9 @@ class TapDriver implements EthDriver {
   private readonly mac: Uint8Array;
   private readonly pairs: QueuePair[] = [];
   private gone = false;
-  private watching = false;
+  /** How the tap's deletion is watched for: the thread's netlink link events, the tap's fd, or not at all. */
+  private watching: 'netlink' | 'fd' | 'none' = 'none';
+  private unlisten: () => void = () => {};
   /** The TC redirection of remote=, removed at close. */
   private remote: TapRemote | undefined;
 
@@ -298,16 +300,30 @@ class TapDriver implements EthDriver {
     return new TapTxQueue(this.ctx.heap, block);
   }
 
-  /** Brings the interface up (when it is in this namespace, as DPDK's dev_start) and watches for its deletion. */
+  /**
+   * Brings the interface up (when it is in this namespace, as DPDK's dev_start) and watches for
+   * its deletion: through the thread's netlink link events while the tap is here, since a watch on
+   * the tap's own fd makes the kernel take its wait queue's lock, interrupts off, for every frame
+   * it queues; once the tap lives in another namespace (whose events this thread does not hear),
+   * through its fd, which polls as an error (EPOLLERR) when the tap is deleted.
+   */
   start(): void {
     if (this.gone || this.pairs.length === 0) return;
-    if (this.here()) ifaceSetUp(this.name, true, this.ctx.name);
-    if (this.watching) return;
-    this.watching = true;
-    const fd = this.pairs[0]!.fd;
-    // A tap whose interface is deleted polls as an error (EPOLLERR), which ends the watch.
-    watch(fd, () => {
-      this.watching = false;
+    const here = this.here();
+    if (here) ifaceSetUp(this.name, true, this.ctx.name);
+    if (this.watching !== 'none') return;
+    if (here) {
+      this.watching = 'netlink';
+      this.unlisten = onLinkChange(this.ctx.name, () => {
+        if (this.link() !== null && this.here()) return;
+        this.stopWatching();
+        this.start(); // moved away: watch its fd instead; gone: nothing more
+      });
+      return;
+    }
+    this.watching = 'fd';
+    watch(this.pairs[0]!.fd, () => {
+      this.watching = 'none';
       if (this.link() !== null) this.start();
     }, HANGUP);
   }
@@ -315,9 +331,13 @@ class TapDriver implements EthDriver {
   /** Takes the interface down (as DPDK's dev_stop) and stops watching. */
   stop(): void {
     if (!this.gone && this.pairs.length > 0 && this.here()) ifaceSetUp(this.name, false, this.ctx.name);
-    if (!this.watching) return;
-    this.watching = false;
-    requireNative(this.ctx.name).unwatch(this.pairs[0]!.fd);
+    this.stopWatching();
+  }
+
+  private stopWatching(): void {
+    if (this.watching === 'netlink') this.unlisten();
+    else if (this.watching === 'fd') requireNative(this.ctx.name).unwatch(this.pairs[0]!.fd);
+    this.watching = 'none';
   }
 
   /** Whether the tap is still in this process's network namespace under its name. */
@@ -337,7 +357,7 @@ class TapDriver implements EthDriver {
 
   close(): void {
     this.remote?.remove();
-    if (this.watching) this.stop();
+    if (this.watching !== 'none') this.stop();
     for (const p of this.pairs) {
       closeFd(p.fd);
       p.fd = -1;
