@@ -81,6 +81,14 @@ export function portUp(ethdev: Ethdev, pool: Mempool, p: number, queues = 1): nu
   return p;
 }
 
+/** What is written to stderr from now until `restore()`, a chunk a line, instead of the terminal. */
+export function captureStderr(): { lines: string[]; restore: () => void } {
+  const lines: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
+  return { lines, restore: () => void (process.stderr.write = write) };
+}
+
 /**
  * The first byte where a wasm heap and a twin (ts) heap differ, or -1: what a
  * kernel test asserts after driving both with the same script. Skips free_bulk's

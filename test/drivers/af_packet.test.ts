@@ -9,7 +9,7 @@ import { drivers } from '../../src/drivers/index.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
-import { assertFull, assertSameHeaps } from '../helpers.js';
+import { assertFull, assertSameHeaps, captureStderr, portUp } from '../helpers.js';
 import { Netns, assertDownWhenDeleted, ip, runTag, assertJumboForwarded, assertMacswapReflects, fdCount, netnsUnavailable, onNamespaces, testpmdOn, until } from './netns.js';
 
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
@@ -193,27 +193,22 @@ describe('net_af_packet on a veth in a namespace the test makes', { skip }, () =
     const heap = Heap.create({ size: 32 << 20 });
     const eth = new Ethdev(heap, drivers);
     const pool = Mempool.create(heap, { name: 'gone', n: 1023, cacheSize: 0 });
-    const lines: string[] = [];
-    const write = process.stderr.write.bind(process.stderr);
     const before = fdCount();
+    let stderr: ReturnType<typeof captureStderr> | undefined;
     try {
-      const port = eth.create(`net_af_packet0,iface=${ns.a.outer}`);
-      eth.configure(port, 1, 1);
-      eth.rxQueueSetup(port, 0, 0, pool);
-      eth.txQueueSetup(port, 0, 0);
-      eth.start(port);
-      process.stderr.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
+      const port = portUp(eth, pool, eth.create(`net_af_packet0,iface=${ns.a.outer}`));
+      stderr = captureStderr();
       ip('link', 'del', ns.a.outer);
       // Nothing here asks the port: the line comes from the thread's link events alone.
-      await until(() => lines.length > 0, 'the line saying the interface has gone');
-      process.stderr.write = write;
-      assert.deepEqual(lines, [`net_af_packet0: iface=${ns.a.outer} has gone; port 0 is down\n`]);
+      await until(() => stderr!.lines.length > 0, 'the line saying the interface has gone');
+      stderr.restore();
+      assert.deepEqual(stderr.lines, [`net_af_packet0: iface=${ns.a.outer} has gone; port 0 is down\n`]);
       assert.equal(eth.linkUp(port), false);
       eth.close(port);
       assertFull(pool);
       assert.equal(fdCount(), before, "the port's sockets and the netlink socket closed");
     } finally {
-      process.stderr.write = write;
+      stderr?.restore();
       ns.remove();
     }
   });
@@ -224,11 +219,7 @@ describe('net_af_packet on a veth in a namespace the test makes', { skip }, () =
     const eth = new Ethdev(heap, drivers);
     const pool = Mempool.create(heap, { name: 'carrier', n: 1023, cacheSize: 0 });
     try {
-      const port = eth.create(`net_af_packet0,iface=${ns.a.outer}`);
-      eth.configure(port, 1, 1);
-      eth.rxQueueSetup(port, 0, 0, pool);
-      eth.txQueueSetup(port, 0, 0);
-      eth.start(port);
+      const port = portUp(eth, pool, eth.create(`net_af_packet0,iface=${ns.a.outer}`));
       await until(() => eth.linkUp(port), 'link up');
       ip('link', 'set', ns.a.outer, 'down');
       assert.equal(eth.linkUp(port), false, 'administratively down');

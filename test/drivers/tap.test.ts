@@ -7,7 +7,7 @@ import { drivers } from '../../src/drivers/index.js';
 import { Heap } from '../../src/eal/heap.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
-import { assertFull } from '../helpers.js';
+import { assertFull, captureStderr, portUp } from '../helpers.js';
 import { Testpmd } from '../../src/apps/testpmd/testpmd.js';
 import { parseTestpmdArgs } from '../../src/apps/testpmd/options.js';
 import { tapMac } from '../../src/drivers/tap/tap.js';
@@ -189,26 +189,21 @@ describe('net_tap deleted while it is in this namespace', { skip }, () => {
     const pool = Mempool.create(heap, { name: 'tapgone', n: 1023, cacheSize: 0 });
     const name = `${runTag()}g`;
     const fds = fdCount();
-    const lines: string[] = [];
-    const write = process.stderr.write.bind(process.stderr);
+    let stderr: ReturnType<typeof captureStderr> | undefined;
     try {
-      const port = eth.create(`net_tap0,iface=${name}`);
-      eth.configure(port, 1, 1);
-      eth.rxQueueSetup(port, 0, 0, pool);
-      eth.txQueueSetup(port, 0, 0);
-      eth.start(port);
-      process.stderr.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
+      const port = portUp(eth, pool, eth.create(`net_tap0,iface=${name}`));
+      stderr = captureStderr();
       ip('link', 'del', name);
       // Nothing here asks the port: the line comes from the thread's link events alone.
-      await until(() => lines.length > 0, 'the line saying the tap has gone');
-      process.stderr.write = write;
-      assert.deepEqual(lines, [`net_tap0: iface=${name} has gone; port 0 is down\n`]);
+      await until(() => stderr!.lines.length > 0, 'the line saying the tap has gone');
+      stderr.restore();
+      assert.deepEqual(stderr.lines, [`net_tap0: iface=${name} has gone; port 0 is down\n`]);
       assert.equal(eth.linkUp(port), false);
       eth.close(port);
       assertFull(pool);
       assert.equal(fdCount(), fds, "the tap's fd and the netlink socket closed");
     } finally {
-      process.stderr.write = write;
+      stderr?.restore();
     }
   });
 });
