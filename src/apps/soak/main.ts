@@ -12,7 +12,7 @@
  * forwarding lcore pauses past its bound, a pool is not full once the ports
  * close, or a socket file or fd outlives them.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +21,7 @@ import { parseTestpmdArgs } from '../testpmd/options.js';
 import { Testpmd } from '../testpmd/testpmd.js';
 import { ArgError } from '../../errors.js';
 import { addGcSpan, emptyGcSpan, type GcSpan } from '../testpmd/gc.js';
-import { pairs } from './pairs.js';
+import { closePairs, pairs } from './pairs.js';
 import { DEFAULT_BOUNDS, judge, plot, type GcSummary, type SoakBounds, type SoakSample } from './soak.js';
 
 const USAGE = `Usage: dpkit soak --minutes N [--out DIR] [--period S] [--floor MIB] [--pause MS] [--ci]
@@ -169,15 +169,7 @@ export async function soakMain(argv: string[]): Promise<number> {
     if (failure !== undefined) problems.push(failure);
     for (const r of runs) if ((rxAtEnd.get(r.name) ?? 0) <= (rxAtWarm.get(r.name) ?? 0)) problems.push(`${r.name}: no packet received after the warm-up`);
   } finally {
-    for (const r of runs) {
-      try {
-        if (r.pmd.forwarding) await r.pmd.stop();
-        r.pmd.close(); // LeakError when a pool is not full
-      } catch (e) {
-        problems.push(`${r.name}: ${(e as Error).message}`);
-      }
-      for (const f of r.sockets) if (existsSync(f)) problems.push(`${r.name}: ${f} left behind once its ports closed`);
-    }
+    problems.push(...(await closePairs(runs)));
     mainGc.disconnect();
   }
   // Every port closed, every lcore's worker gone: what they opened is closed too.

@@ -4,9 +4,10 @@
  * soak forwards on them for minutes; the restart test stops and starts
  * them under one another.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nativeUnavailable } from '../../native/native.js';
+import type { Testpmd } from '../testpmd/testpmd.js';
 
 /** A 64-byte UDP frame, repeated: the capture net_pcap replays. */
 function capture(): Uint8Array {
@@ -63,4 +64,23 @@ export function pairs(dir: string, skip: (line: string) => void): Pair[] {
     list.push({ name: 'memif', argv: ['-l', '0-1', '--vdev', `net_memif0,role=server,${at}`, '--vdev', `net_memif1,role=client,${at}`, ...common], txFirst: 4, sockets: [sock] });
   }
   return list;
+}
+
+/**
+ * Stops each pair's testpmd (when forwarding) and closes it, then looks for
+ * its socket files: @returns the problems, one line each naming the pair
+ * (a LeakError's line when a pool is not full).
+ */
+export async function closePairs(runs: readonly (Pair & { pmd: Testpmd })[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const r of runs) {
+    try {
+      if (r.pmd.forwarding) await r.pmd.stop();
+      r.pmd.close(); // LeakError when a pool is not full
+    } catch (e) {
+      problems.push(`${r.name}: ${(e as Error).message}`);
+    }
+    for (const f of r.sockets) if (existsSync(f)) problems.push(`${r.name}: ${f} left behind once its ports closed`);
+  }
+  return problems;
 }
