@@ -117,9 +117,6 @@ export async function soakMain(argv: string[]): Promise<number> {
   const problems: string[] = [];
   const mainGc = new MainGc();
   const samples: SoakSample[] = [];
-  /** Each pair's packets received when the warm-up ended and at the last sample: every pair must forward, not just the sum. */
-  const rxAtWarm = new Map<string, number>();
-  const rxAtEnd = new Map<string, number>();
   // A soak that outlives its minutes by this much has hung (a port that never stops, a worker
   // that never answers): one line and exit, rather than holding CI until its limit.
   const overrun = 180;
@@ -149,25 +146,21 @@ export async function soakMain(argv: string[]): Promise<number> {
         nbLcores += answers.length;
       }
       const m = process.memoryUsage();
+      const rxByPair = runs.map((r) => r.pmd.fwdStats().total.rxPackets);
       const s: SoakSample = {
         t: (performance.now() - t0) / 1000,
         rss: m.rss,
         heapUsed: m.heapUsed,
         inUse: runs.reduce((a, r) => a + r.pmd.pool.inUse(), 0),
         fds: openFds(),
-        rxPackets: runs.reduce((a, r) => a + r.pmd.fwdStats().total.rxPackets, 0),
+        rxPackets: rxByPair.reduce((a, b) => a + b, 0),
+        rxByPair,
         gc: { main: mainGc.take(), lcores, nbLcores },
       };
       samples.push(s);
-      for (const r of runs) {
-        const rx = r.pmd.fwdStats().total.rxPackets;
-        if (s.t < bounds.warmup || !rxAtWarm.has(r.name)) rxAtWarm.set(r.name, rx);
-        rxAtEnd.set(r.name, rx);
-      }
       if (!values.ci) say(`soak: ${s.t.toFixed(0)} s rss ${(s.rss / 2 ** 20).toFixed(1)} MiB heap ${(s.heapUsed / 2 ** 20).toFixed(1)} MiB in flight ${s.inUse} fds ${s.fds} rx ${s.rxPackets} gc main ${s.gc.main.count} (max ${s.gc.main.maxMs.toFixed(1)} ms) lcores ${s.gc.lcores.count} (max ${s.gc.lcores.maxMs.toFixed(1)} ms)`);
     }
     if (failure !== undefined) problems.push(failure);
-    for (const r of runs) if ((rxAtEnd.get(r.name) ?? 0) <= (rxAtWarm.get(r.name) ?? 0)) problems.push(`${r.name}: no packet received after the warm-up`);
   } finally {
     problems.push(...(await closePairs(runs)));
     mainGc.disconnect();
@@ -175,17 +168,19 @@ export async function soakMain(argv: string[]): Promise<number> {
   // Every port closed, every lcore's worker gone: what they opened is closed too.
   const fdsAfter = openFds();
   if (fdsAfter > fdsBefore) problems.push(`open fds went from ${fdsBefore} before the pairs started to ${fdsAfter} once they closed`);
-  const verdict = judge(samples, bounds);
+  const verdict = judge(samples, bounds, runs.map((r) => r.name));
   problems.push(...verdict.problems);
   const pass = problems.length === 0;
   // collections: on the pair's forwarding lcore over the whole run, start-up included (null when it did not stop cleanly).
-  const pairsOut = runs.map((r) => ({ name: r.name, argv: r.argv, rxPackets: rxAtEnd.get(r.name) ?? 0, collections: r.pmd.gcOfLcore.size ? [...r.pmd.gcOfLcore.values()].reduce((a, b) => a + b, 0) : null }));
+  const pairsOut = runs.map((r, k) => ({ name: r.name, argv: r.argv, rxPackets: samples.length ? samples[samples.length - 1]!.rxByPair[k]! : 0, collections: r.pmd.gcOfLcore.size ? [...r.pmd.gcOfLcore.values()].reduce((a, b) => a + b, 0) : null }));
   const record = { minutes, period, bounds, pairs: pairsOut, samples, trends: verdict.trends, rate: verdict.rate, gc: verdict.gc, problems, pass };
   writeFileSync(join(out, 'soak.json'), JSON.stringify(record, null, 2) + '\n');
   writeFileSync(join(out, 'soak.svg'), plot(samples, `dpkit soak: ${runs.map((r) => r.name).join(', ')}, ${minutes} min`, bounds.warmup, bounds.lcorePauseMs));
   for (const t of verdict.trends) say(`soak: ${t.metric} ${t.ok ? 'flat' : 'GREW'}: ${(t.growth / 2 ** 20).toFixed(2)} MiB over the measured window (bound ${(t.bound / 2 ** 20).toFixed(2)} MiB)`);
   const r = verdict.rate;
-  say(`soak: rate ${(r.p50 / 1e6).toFixed(1)} Mpps median over the sample intervals [${(r.min / 1e6).toFixed(1)}..${(r.max / 1e6).toFixed(1)}], fitted change over the measured window ${(r.change * 100).toFixed(1)} % (reported, not judged)`);
+  say(`soak: rate ${(r.p50 / 1e6).toFixed(1)} Mpps median over the sample intervals [${(r.min / 1e6).toFixed(1)}..${(r.max / 1e6).toFixed(1)}], fitted change over the measured window ${(r.change * 100).toFixed(1)} % (reported)`);
+  const ceilings = r.ceilings.map((c) => `${c.name} ${(c.head / 1e6).toFixed(2)} -> ${(c.tail / 1e6).toFixed(2)} (${(c.change * 100).toFixed(1)} %)`).join(', ');
+  say(`soak: rate ceilings, first to last quarter, Mpps: ${ceilings}; ${r.judged ? `judged, bound ${(bounds.rateDrop * 100).toFixed(0)} %` : `not judged: a quarter of the window is under ${bounds.rateQuarter} s`}`);
   for (const g of verdict.gc) say(gcLine(g, bounds));
   for (const p of problems) say(`soak: FAIL: ${p}`);
   say(`soak: ${pass ? 'pass' : 'fail'}; ${join(out, 'soak.json')}, ${join(out, 'soak.svg')}`);

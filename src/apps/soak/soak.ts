@@ -8,7 +8,9 @@
  * than at the first measured sample allows, and the fds are as they were.
  * Garbage-collection pauses are summed up per kind of thread (the main
  * thread, the forwarding lcores); a forwarding lcore's pause past its bound
- * fails the run, since it stalls forwarding (docs/reliability.md).
+ * fails the run, since it stalls forwarding (docs/reliability.md). The rate
+ * fails when its ceiling falls between the first and the last quarter of a
+ * long enough window (RateCeiling says why the ceiling).
  */
 import type { GcSpan } from '../testpmd/gc.js';
 
@@ -27,6 +29,8 @@ export interface SoakSample {
   fds: number;
   /** Packets received so far, summed over every forwarding port. */
   rxPackets: number;
+  /** The same, by pair, in the run's pair order. */
+  rxByPair: number[];
   /**
    * Garbage collections since the previous sample: on the main thread (control plane and this
    * sampler) and on the forwarding lcores (every pair's, together; `lcores` of them answered).
@@ -46,9 +50,16 @@ export interface SoakBounds {
   lcorePauseMs: number;
   /** Most collections per minute per forwarding lcore after the warm-up: more means the data path allocates. */
   lcoreGcPerMinute: number;
+  /** Most the rate's ceiling may fall from the first quarter of the measured window to the last, as a fraction. */
+  rateDrop: number;
+  /**
+   * Shortest quarter, seconds, for the rate to be judged: this VM's slow spells last up to about
+   * 4.5 minutes, and a quarter must see the fast level for a tenth of its time (docs/reliability.md).
+   */
+  rateQuarter: number;
 }
 
-export const DEFAULT_BOUNDS: SoakBounds = { warmup: 60, growth: 0.02, floorBytes: 4 << 20, lcorePauseMs: 10, lcoreGcPerMinute: 1 };
+export const DEFAULT_BOUNDS: SoakBounds = { warmup: 60, growth: 0.02, floorBytes: 4 << 20, lcorePauseMs: 10, lcoreGcPerMinute: 1, rateDrop: 0.05, rateQuarter: 300 };
 
 /** The least-squares slope of `y` over `x` (units of y per unit of x); 0 with fewer than 2 points. */
 export function slope(x: readonly number[], y: readonly number[]): number {
@@ -83,18 +94,40 @@ export interface Trend {
 }
 
 /**
- * The forwarding rate over the measured window, from the packets received
- * between samples. Reported, not judged: on the 2-core VM the soak runs on,
- * the rate moves between two levels (46 and 78 Mpps summed, docs/reliability.md)
- * with no cause in dpkit, so a bound on it would fail healthy runs.
+ * One rate's ceiling, the 90th percentile of its sample intervals' rates, in
+ * the first and the last quarter of the measured window. On the 2-core VM the
+ * soak runs on the rate moves between two levels (46 and 78 Mpps summed,
+ * docs/reliability.md) for minutes at a time, with no cause in dpkit, so its
+ * median or a fit over time reads a slow spell at the end as a decline. A
+ * slowdown of dpkit's own (a list that grows, a ring that fragments) lowers
+ * every interval after it, the fastest too; a slow spell of the machine's
+ * leaves the fastest tenth of a quarter alone unless it fills nine tenths of
+ * it. So the ceilings are compared, the summed rate's and each pair's (one
+ * slow pair hides in the sum).
  */
+export interface RateCeiling {
+  /** `all` (summed over the pairs) or the pair's name. */
+  name: string;
+  /** Packets a second: the ceiling in the first and in the last quarter. */
+  head: number;
+  tail: number;
+  /** tail / head − 1 (negative: it fell). */
+  change: number;
+  ok: boolean;
+}
+
+/** The forwarding rate over the measured window, from the packets received between samples. */
 export interface RateSummary {
-  /** Packets a second over the sample intervals: median, least, most. */
+  /** Packets a second over the sample intervals, summed over the pairs: median, least, most. */
   p50: number;
   min: number;
   max: number;
-  /** The fitted change over the window as a fraction of the median (negative: it slowed). */
+  /** The fitted change over the window as a fraction of the median (negative: it slowed): reported only. */
   change: number;
+  /** The summed rate's ceilings, then each pair's. */
+  ceilings: RateCeiling[];
+  /** Whether the ceilings were judged: only when a quarter of the window lasts `rateQuarter` seconds. */
+  judged: boolean;
 }
 
 /** One kind of thread's garbage collections over the measured window. */
@@ -134,7 +167,7 @@ function gcSummary(measured: readonly SoakSample[], kind: 'main' | 'lcores', sec
 }
 
 /** The soak's verdict over `samples`: the trends, the collections, and the problems (empty: it passed). */
-export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAULT_BOUNDS): { trends: Trend[]; gc: GcSummary[]; rate: RateSummary; problems: string[] } {
+export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAULT_BOUNDS, pairNames: readonly string[] = []): { trends: Trend[]; gc: GcSummary[]; rate: RateSummary; problems: string[] } {
   const measured = samples.filter((s) => s.t >= bounds.warmup);
   const problems: string[] = [];
   if (measured.length < 3) problems.push(`only ${measured.length} samples after the ${bounds.warmup} s warm-up: run longer or sample more often`);
@@ -155,6 +188,12 @@ export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAU
     const last = measured[measured.length - 1]!;
     if (last.fds > first.fds) problems.push(`open fds went from ${first.fds} to ${last.fds}`);
     if (last.rxPackets <= first.rxPackets) problems.push(`no packet received after the warm-up (${last.rxPackets} in all)`);
+    // Each pair on its own: one stalled pair fails the soak while the others forward.
+    else {
+      first.rxByPair.forEach((rx, k) => {
+        if ((last.rxByPair[k] ?? 0) <= rx) problems.push(`${pairNames[k] ?? `pair ${k}`}: no packet received after the warm-up`);
+      });
+    }
   }
   // Each sample's collections happened since the one before it: the window they cover starts there.
   const firstAt = samples.indexOf(measured[0]!);
@@ -171,23 +210,57 @@ export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAU
     const worst = stalls.reduce((a, s) => (s.gc.lcores.maxMs > a.gc.lcores.maxMs ? s : a));
     problems.push(`a forwarding lcore paused ${worst.gc.lcores.maxMs.toFixed(1)} ms for garbage collection (in the sample at ${worst.t.toFixed(0)} s; ${stalls.length} sample(s) past the bound of ${bounds.lcorePauseMs} ms)`);
   }
-  return { trends, gc, rate: rateSummary(measured, window), problems };
+  const rate = rateSummary(measured, window, bounds, pairNames);
+  if (rate.judged) {
+    for (const c of rate.ceilings) {
+      if (!c.ok) problems.push(`rate ${c.name === 'all' ? 'summed over the pairs' : `of ${c.name}`}: its ceiling (the 90th percentile of the sample intervals) fell from ${mpps(c.head)} in the first quarter of the measured window to ${mpps(c.tail)} in the last (${(c.change * 100).toFixed(1)} %), past the bound of ${(bounds.rateDrop * 100).toFixed(0)} %`);
+    }
+  }
+  return { trends, gc, rate, problems };
 }
 
-/** The rate of each interval between measured samples, and its fitted change over `window` seconds. */
-function rateSummary(measured: readonly SoakSample[], window: number): RateSummary {
+/** The rate of each interval between measured samples, its fitted change over `window` seconds, and the ceilings. */
+function rateSummary(measured: readonly SoakSample[], window: number, bounds: SoakBounds, pairNames: readonly string[]): RateSummary {
+  const from: number[] = [];
   const at: number[] = [];
   const pps: number[] = [];
+  const nbPairs = measured.length ? measured[0]!.rxByPair.length : 0;
+  const byPair: number[][] = Array.from({ length: nbPairs }, () => []);
   for (let i = 1; i < measured.length; i++) {
     const a = measured[i - 1]!;
     const b = measured[i]!;
     if (b.t > a.t) {
+      from.push(a.t);
       at.push(b.t);
       pps.push((b.rxPackets - a.rxPackets) / (b.t - a.t));
+      for (let k = 0; k < nbPairs; k++) byPair[k]!.push(((b.rxByPair[k] ?? 0) - (a.rxByPair[k] ?? 0)) / (b.t - a.t));
     }
   }
   const p50 = percentile(pps, 50);
-  return { p50, min: pps.length ? Math.min(...pps) : 0, max: pps.length ? Math.max(...pps) : 0, change: p50 > 0 ? (slope(at, pps) * window) / p50 : 0 };
+  // The intervals wholly inside the first and the last quarter.
+  const quarter = window / 4;
+  const start = measured.length ? measured[0]!.t : 0;
+  const head = at.flatMap((t, i) => (t <= start + quarter ? [i] : []));
+  const tail = from.flatMap((t, i) => (t >= start + window - quarter ? [i] : []));
+  const ceiling = (name: string, rates: readonly number[]): RateCeiling => {
+    const h = percentile(head.map((i) => rates[i]!), 90);
+    const t = percentile(tail.map((i) => rates[i]!), 90);
+    const change = h > 0 ? t / h - 1 : 0;
+    return { name, head: h, tail: t, change, ok: change >= -bounds.rateDrop };
+  };
+  const ceilings = [ceiling('all', pps), ...byPair.map((r, k) => ceiling(pairNames[k] ?? `pair ${k}`, r))];
+  return {
+    p50,
+    min: pps.length ? Math.min(...pps) : 0,
+    max: pps.length ? Math.max(...pps) : 0,
+    change: p50 > 0 ? (slope(at, pps) * window) / p50 : 0,
+    ceilings,
+    judged: quarter >= bounds.rateQuarter && head.length > 0 && tail.length > 0,
+  };
+}
+
+function mpps(pps: number): string {
+  return `${(pps / 1e6).toFixed(1)} Mpps`;
 }
 
 function mib(b: number): string {

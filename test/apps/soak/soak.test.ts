@@ -11,16 +11,28 @@ import { noShim } from '../../drivers/memif-util.js';
 import { DPKIT } from '../testpmd/run.js';
 
 const MiB = 2 ** 20;
-const bounds = { warmup: 10, growth: 0.02, floorBytes: 4 * MiB, lcorePauseMs: 50, lcoreGcPerMinute: 1 };
+// A quarter of the 49 s measured window is 12.25 s: the rate is judged.
+const bounds = { warmup: 10, growth: 0.02, floorBytes: 4 * MiB, lcorePauseMs: 50, lcoreGcPerMinute: 1, rateDrop: 0.05, rateQuarter: 10 };
 
 /** Collections whose pauses are `ms`. */
 function span(...ms: number[]): GcSpan {
   return { count: ms.length, totalMs: ms.reduce((a, b) => a + b, 0), maxMs: Math.max(0, ...ms), pausesMs: ms };
 }
 
-/** 60 samples a second apart: rss(t) and heap(t) in bytes, traffic always moving, a 1 ms collection on the main thread each second and none on the 6 lcores. */
+/** 60 samples a second apart: rss(t) and heap(t) in bytes, two pairs forwarding 600 and 400 packets a second, a 1 ms collection on the main thread each second and none on the 6 lcores. */
 function run(rss: (t: number) => number, heap: (t: number) => number = () => 10 * MiB, fds: (t: number) => number = () => 40): SoakSample[] {
-  return Array.from({ length: 60 }, (_, t) => ({ t, rss: rss(t), heapUsed: heap(t), inUse: 320, fds: fds(t), rxPackets: 1000 * (t + 1), gc: { main: span(1), lcores: span(), nbLcores: 6 } }));
+  return Array.from({ length: 60 }, (_, t) => ({ t, rss: rss(t), heapUsed: heap(t), inUse: 320, fds: fds(t), rxPackets: 1000 * (t + 1), rxByPair: [600 * (t + 1), 400 * (t + 1)], gc: { main: span(1), lcores: span(), nbLcores: 6 } }));
+}
+
+/** `run`'s samples with each pair's rate (Mpps) in the second up to t given by `rates(t)`. */
+function rated(rates: (t: number) => [number, number]): SoakSample[] {
+  const rx = [0, 0];
+  return run(() => 200 * MiB).map((s) => {
+    const r = rates(s.t);
+    rx[0]! += r[0] * 1e6;
+    rx[1]! += r[1] * 1e6;
+    return { ...s, rxPackets: rx[0]! + rx[1]!, rxByPair: [...rx] };
+  });
 }
 
 describe('soak verdict', () => {
@@ -42,21 +54,52 @@ describe('soak verdict', () => {
 
   it('fds that drift up, stalled traffic and too few samples fail', () => {
     assert.match(judge(run(() => 200 * MiB, undefined, (t) => 40 + (t > 30 ? 1 : 0)), bounds).problems.join(), /open fds went from 40 to 41/);
-    const stalled = run(() => 200 * MiB).map((s) => ({ ...s, rxPackets: 5 }));
+    const stalled = run(() => 200 * MiB).map((s) => ({ ...s, rxPackets: 5, rxByPair: [5, 0] }));
     assert.match(judge(stalled, bounds).problems.join(), /no packet received after the warm-up/);
+    // One pair stalled while the other forwards: named.
+    const one = run(() => 200 * MiB).map((s) => ({ ...s, rxByPair: [s.rxByPair[0]!, 400] }));
+    assert.deepEqual(judge(one, bounds, ['null', 'vhost']).problems.filter((p) => p.includes('no packet')), ['vhost: no packet received after the warm-up']);
     assert.match(judge(run(() => 200 * MiB).slice(0, 11), bounds).problems.join(), /only 1 samples after the 10 s warm-up/);
   });
 
-  it('reports the rate over the sample intervals and its fitted change, without judging it', () => {
+  it('reports the rate over the sample intervals and its fitted change', () => {
     const steady = judge(run(() => 200 * MiB), bounds).rate;
-    assert.deepEqual(steady, { p50: 1000, min: 1000, max: 1000, change: 0 });
-    // Packets a second falling from 2000 to about 1000 over the window: a fitted change near -50 %, and no problem.
-    let total = 0;
-    const slowing = run(() => 200 * MiB).map((s) => ({ ...s, rxPackets: (total += s.t < 10 ? 2000 : 2000 - (s.t - 10) * 20) }));
-    const v = judge(slowing, bounds);
-    assert.equal(v.rate.max, 1980);
-    assert.equal(v.rate.min, 1020);
-    assert.ok(v.rate.change < -0.6 && v.rate.change > -0.7, `change ${v.rate.change}`);
+    assert.deepEqual([steady.p50, steady.min, steady.max, steady.change], [1000, 1000, 1000, 0]);
+    assert.equal(steady.judged, true);
+    assert.deepEqual(steady.ceilings.map((c) => [c.name, c.head, c.tail, c.ok]), [['all', 1000, 1000, true], ['pair 0', 600, 600, true], ['pair 1', 400, 400, true]]);
+  });
+
+  it('a rate that declines steadily fails on its ceiling, first quarter to last', () => {
+    // From 60 Mpps to about 31 over the window: every interval slower, the fastest too. The
+    // ceilings: the 11th of 12 intervals in each quarter, 58.8 (t = 12) and 36.6 (t = 58).
+    const v = judge(rated((t) => [36 - Math.max(0, t - 10) * 0.36, 24 - Math.max(0, t - 10) * 0.24]), bounds, ['null', 'ring']);
+    assert.ok(v.rate.change < -0.4, `change ${v.rate.change}`);
+    assert.deepEqual(v.problems, [
+      'rate summed over the pairs: its ceiling (the 90th percentile of the sample intervals) fell from 58.8 Mpps in the first quarter of the measured window to 36.6 Mpps in the last (-37.8 %), past the bound of 5 %',
+      'rate of null: its ceiling (the 90th percentile of the sample intervals) fell from 35.3 Mpps in the first quarter of the measured window to 22.0 Mpps in the last (-37.8 %), past the bound of 5 %',
+      'rate of ring: its ceiling (the 90th percentile of the sample intervals) fell from 23.5 Mpps in the first quarter of the measured window to 14.6 Mpps in the last (-37.8 %), past the bound of 5 %',
+    ]);
+  });
+
+  it('the machine moving between two speed levels passes, a slow spell at the end too: the ceiling holds', () => {
+    // Spells of 7 s at 60 % speed every 10 s, then slow from t = 50 to the end (most of the last quarter).
+    const slow = (t: number) => (t >= 50 || t % 10 < 7 ? 0.6 : 1);
+    const v = judge(rated((t) => [36 * slow(t), 24 * slow(t)]), bounds);
+    assert.ok(v.rate.change < -0.05, `a fit over time reads a decline: ${v.rate.change}`);
+    assert.deepEqual(v.problems, []);
+    assert.deepEqual(v.rate.ceilings.map((c) => c.change), [0, 0, 0]);
+  });
+
+  it('one pair slowing fails, named, while the sum stays within its bound', () => {
+    const v = judge(rated((t) => [30, t < 40 ? 2 : 1.5]), bounds, ['null', 'pcap']);
+    assert.ok(Math.abs(v.rate.ceilings[0]!.change + 0.5 / 32) < 1e-9, `sum ${v.rate.ceilings[0]!.change}`);
+    assert.deepEqual(v.problems, ['rate of pcap: its ceiling (the 90th percentile of the sample intervals) fell from 2.0 Mpps in the first quarter of the measured window to 1.5 Mpps in the last (-25.0 %), past the bound of 5 %']);
+  });
+
+  it('a window whose quarter is shorter than the slow spells is reported, not judged', () => {
+    const v = judge(rated((t) => [t < 40 ? 36 : 18, 24]), { ...bounds, rateQuarter: 60 });
+    assert.equal(v.rate.judged, false);
+    assert.equal(v.rate.ceilings[1]!.change, -0.5);
     assert.deepEqual(v.problems, []);
   });
 
