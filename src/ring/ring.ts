@@ -277,13 +277,15 @@ export class Ring {
     let next: number;
     for (;;) {
       head = this.sp ? i32[this.prodHead]! : Atomics.load(i32, this.prodHead);
-      let free = (this.capacity + this.consTailSeen - head) | 0;
+      // Every operand `| 0`: the indices wrap past 2^31, and on untyped operands V8 compiles an
+      // add that deoptimizes when it overflows (the loop then runs interpreted, allocating).
+      let free = ((this.capacity | 0) + (this.consTailSeen | 0) - (head | 0)) | 0;
       if (free < n || !this.sp) {
         // Looks full: only now pay for a shared read of the consumer tail. With
         // several producers the head moves without us, so a cached tail could
         // fall 2^32 behind and wrap: re-read it every time.
         this.consTailSeen = Atomics.load(i32, this.consTail);
-        free = (this.capacity + this.consTailSeen - head) | 0;
+        free = ((this.capacity | 0) + (this.consTailSeen | 0) - (head | 0)) | 0;
       }
       if (free < n) {
         if (fixed || free <= 0) return 0;
@@ -322,10 +324,10 @@ export class Ring {
     let next: number;
     for (;;) {
       head = this.sc ? i32[this.consHead]! : Atomics.load(i32, this.consHead);
-      let avail = (this.prodTailSeen - head) | 0;
+      let avail = ((this.prodTailSeen | 0) - (head | 0)) | 0;
       if (avail < n || !this.sc) {
         this.prodTailSeen = Atomics.load(i32, this.prodTail);
-        avail = (this.prodTailSeen - head) | 0;
+        avail = ((this.prodTailSeen | 0) - (head | 0)) | 0;
       }
       if (avail < n) {
         if (fixed || avail <= 0) return 0;

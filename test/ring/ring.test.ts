@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { ArgError } from '../../src/errors.js';
 import { Heap } from '../../src/eal/heap.js';
@@ -103,4 +105,23 @@ describe('Ring', () => {
       assert.equal(one[0], i);
     }
   });
+
+  // Indices are int32 that wrap. V8 compiles `a + b - c | 0` on untyped operands as an add that
+  // deoptimizes when it overflows; until it is compiled again the loop runs in the interpreter,
+  // allocating, and a forwarding lcore collects garbage (40 ms, the soak's ring pair after ~150 s).
+  // Every operand is `| 0` now, and the sums compile to wrapping int32 arithmetic.
+  for (const mode of ['sp', 'mp']) {
+    it(`stays optimized as its indices cross 2^31 (${mode}): no overflow deoptimization`, () => {
+      const child = fileURLToPath(new URL('./ring-wrap.child.ts', import.meta.url));
+      const r = spawnSync(process.execPath, ['--trace-opt', '--trace-deopt', '--import', 'tsx', child, mode], { encoding: 'utf8', timeout: 120_000 });
+      assert.equal(r.status, 0, r.stderr);
+      // 2^31 - 3.2 M + 6.4 M, as int32.
+      assert.match(r.stdout, /^moved 6400000, prod head -2144283648$/m);
+      // It was optimized before the crossing (else the check below could not fail)...
+      assert.match(r.stdout, /completed (optimizing|compiling).*<JSFunction enqueue /);
+      // ...and nothing in it gave up on the way.
+      const overflow = r.stdout.split('\n').filter((l) => l.includes('reason: overflow'));
+      assert.deepEqual(overflow, []);
+    });
+  }
 });
