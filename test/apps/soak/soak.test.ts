@@ -161,6 +161,9 @@ describe('dpkit soak', () => {
     const p = spawnSync(process.execPath, [DPKIT, 'soak', '--minutes=1', '--pause=0'], { encoding: 'utf8' });
     assert.equal(p.status, 2);
     assert.equal(p.stderr, 'dpkit: soak: --pause 0: expected ms > 0\n');
+    const n = spawnSync(process.execPath, [DPKIT, 'soak', '--minutes=1', '--pairs=ring,nope', '--out', dir], { encoding: 'utf8' });
+    assert.equal(n.status, 2);
+    assert.match(n.stderr, /^dpkit: soak: --pairs ring,nope: expected names from null,ring,pcap,vhost,nicsim(,memif)?\n$/);
   });
 
   it('a short soak on null, ring, pcap, vhost/virtio, nicsim and memif passes and writes its record and plot, pools full', () => {
