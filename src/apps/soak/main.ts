@@ -9,8 +9,8 @@
  * and garbage-collection pauses (its own and the lcores') every few
  * seconds. Writes soak.json and soak.svg in DIR and fails (exit 1) when
  * memory grows past its bound (soak.ts), fds drift, traffic stops, the
- * rate's ceiling falls, a forwarding lcore pauses past its bound, a pool is
- * not full once the ports close, or a socket file or fd outlives them.
+ * rate falls, a forwarding lcore pauses past its bound, a pool is not full
+ * once the ports close, or a socket file or fd outlives them.
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -52,8 +52,9 @@ export interface SoakBounds {
   /** Most collections per minute per forwarding lcore after the warm-up: more means the data path allocates. */
   lcoreGcPerMinute: number;
   /**
-   * Most the rate's ceiling may fall from the first quarter of the measured window to the last, as
-   * a fraction: twice the drift of healthy 30-minute runs here (every pair 2.5..4.3 % alike).
+   * Most the rate may fall from the first quarter of the measured window to the last (the sum's
+   * ceiling, each pair's median while the machine ran fast), as a fraction: twice the drift of
+   * healthy 30-minute runs here (2.5..4.3 %, all pairs alike).
    */
   rateDrop: number;
   /**
@@ -227,7 +228,7 @@ export function judge(samples: readonly SoakSample[], bounds: SoakBounds = DEFAU
   return { trends, gc, rate, problems };
 }
 
-/** The rate of each interval between measured samples, its fitted change over `window` seconds, and the ceilings. */
+/** The rate of each interval between measured samples, its fitted change over `window` seconds, and how it moved from the first quarter to the last. */
 function rateSummary(measured: readonly SoakSample[], window: number, bounds: SoakBounds, pairNames: readonly string[]): RateSummary {
   const from: number[] = [];
   const at: number[] = [];
@@ -250,20 +251,17 @@ function rateSummary(measured: readonly SoakSample[], window: number, bounds: So
   const start = measured.length ? measured[0]!.t : 0;
   const head = at.flatMap((t, i) => (t <= start + quarter ? [i] : []));
   const tail = from.flatMap((t, i) => (t >= start + window - quarter ? [i] : []));
-  const ceiling = (part: number[]) => percentile(part.map((i) => pps[i]!), 90);
+  const headCeiling = percentile(head.map((i) => pps[i]!), 90);
+  const tailCeiling = percentile(tail.map((i) => pps[i]!), 90);
   // Of a quarter's intervals, those the machine ran at its fast level.
-  const fast = (part: number[]) => {
-    const c = ceiling(part);
-    return part.filter((i) => pps[i]! >= 0.9 * c);
-  };
+  const fastHead = head.filter((i) => pps[i]! >= 0.9 * headCeiling);
+  const fastTail = tail.filter((i) => pps[i]! >= 0.9 * tailCeiling);
   const change = (name: string, h: number, t: number): RateChange => {
     const c = h > 0 ? t / h - 1 : 0;
     return { name, head: h, tail: t, change: c, ok: c >= -bounds.rateDrop };
   };
-  const fastHead = fast(head);
-  const fastTail = fast(tail);
   const median = (rates: number[], part: number[]) => percentile(part.map((i) => rates[i]!), 50);
-  const quarters = [change('all', ceiling(head), ceiling(tail)), ...byPair.map((r, k) => change(pairNames[k] ?? `pair ${k}`, median(r, fastHead), median(r, fastTail)))];
+  const quarters = [change('all', headCeiling, tailCeiling), ...byPair.map((r, k) => change(pairNames[k] ?? `pair ${k}`, median(r, fastHead), median(r, fastTail)))];
   return {
     p50,
     min: pps.length ? Math.min(...pps) : 0,
