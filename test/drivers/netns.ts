@@ -14,6 +14,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Testpmd } from '../../src/apps/testpmd/testpmd.js';
 import { parseTestpmdArgs } from '../../src/apps/testpmd/options.js';
+import { drivers } from '../../src/drivers/index.js';
+import { Heap } from '../../src/eal/heap.js';
+import { Ethdev } from '../../src/ethdev/ethdev.js';
+import { Mempool } from '../../src/mem/mempool.js';
+import { assertFull, captureStderr, portUp } from '../helpers.js';
 
 const exec = promisify(execFile);
 
@@ -345,6 +350,32 @@ export async function assertDownWhenDeleted(ns: Netns, pmd: Testpmd): Promise<vo
   assert.ok(pmd.ethdev.linkUp(1), 'port 1 still up');
   await pmd.stop();
   await flood;
+}
+
+/**
+ * Port 0, opened from `devargs` on the interface `iface` and brought up, hears of the interface's
+ * deletion unasked: nothing here asks the port, so its driver's one line must come from the
+ * thread's link events alone. Then its link is down, and closing it leaves its pool full and as
+ * many fds open as before it opened (its own and the netlink socket closed).
+ */
+export async function assertGoneUnasked(devargs: string, iface: string): Promise<void> {
+  const heap = Heap.create({ size: 32 << 20 });
+  const eth = new Ethdev(heap, drivers);
+  const pool = Mempool.create(heap, { name: 'gone', n: 1023, cacheSize: 0 });
+  const fds = fdCount();
+  const port = portUp(eth, pool, eth.create(devargs));
+  const stderr = captureStderr();
+  try {
+    ip('link', 'del', iface);
+    await until(() => stderr.lines.length > 0, `the line saying ${iface} has gone`);
+  } finally {
+    stderr.restore();
+  }
+  assert.deepEqual(stderr.lines, [`${devargs.split(',')[0]}: iface=${iface} has gone; port 0 is down\n`]);
+  assert.equal(eth.linkUp(port), false);
+  eth.close(port);
+  assertFull(pool);
+  assert.equal(fdCount(), fds, "the port's fds and the netlink socket closed");
 }
 
 /** With `pmd` forwarding io between A and B at MTU 9000: 9000-byte pings come back intact and a TCP transfer brings its bytes. */

@@ -7,12 +7,12 @@ import { drivers } from '../../src/drivers/index.js';
 import { Heap } from '../../src/eal/heap.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
-import { assertFull, captureStderr, portUp } from '../helpers.js';
+import { assertFull } from '../helpers.js';
 import { Testpmd } from '../../src/apps/testpmd/testpmd.js';
 import { parseTestpmdArgs } from '../../src/apps/testpmd/options.js';
 import { tapMac } from '../../src/drivers/tap/tap.js';
 import { native } from '../../src/native/native.js';
-import { Netns, fdCount, ip, netnsUnavailable, runTag, until } from './netns.js';
+import { Netns, assertGoneUnasked, fdCount, ip, netnsUnavailable, runTag, until } from './netns.js';
 import { TAPQ_W_ERRORS, TAPQ_W_FD, TAPQ_W_MBUFS } from '../../src/drivers/tap/tap-layout.js';
 
 const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
@@ -184,27 +184,8 @@ describe('net_tap by default', { skip }, () => {
 
 describe('net_tap deleted while it is in this namespace', { skip }, () => {
   it('says the tap has gone the moment it goes, unasked (netlink link events, no watch on its fd), and closes every fd', async () => {
-    const heap = Heap.create({ size: 32 << 20 });
-    const eth = new Ethdev(heap, drivers);
-    const pool = Mempool.create(heap, { name: 'tapgone', n: 1023, cacheSize: 0 });
     const name = `${runTag()}g`;
-    const fds = fdCount();
-    let stderr: ReturnType<typeof captureStderr> | undefined;
-    try {
-      const port = portUp(eth, pool, eth.create(`net_tap0,iface=${name}`));
-      stderr = captureStderr();
-      ip('link', 'del', name);
-      // Nothing here asks the port: the line comes from the thread's link events alone.
-      await until(() => stderr!.lines.length > 0, 'the line saying the tap has gone');
-      stderr.restore();
-      assert.deepEqual(stderr.lines, [`net_tap0: iface=${name} has gone; port 0 is down\n`]);
-      assert.equal(eth.linkUp(port), false);
-      eth.close(port);
-      assertFull(pool);
-      assert.equal(fdCount(), fds, "the tap's fd and the netlink socket closed");
-    } finally {
-      stderr?.restore();
-    }
+    await assertGoneUnasked(`net_tap0,iface=${name}`, name);
   });
 });
 
