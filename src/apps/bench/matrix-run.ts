@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { PcapWriter } from '../../pcap/writer.js';
 import { comparisons, expandCells, testpmdArgs, validateConfig, vhostUserArgs, type Cell, type MatrixConfig, type Variant, type VhostUserSide } from './matrix.js';
 import { measureKernelPorts } from './kernel-ports.js';
+import { CpuProbe } from './cpu-probe.js';
 import { cpuSnapshot, machineFacts, otherLoad } from './machine.js';
 import { cellWarnings, compareArms, lcoreScaling, REPORT_SCHEMA, summarizeArm, type ArmResult, type BenchReport } from './report.js';
 import { BenchRunError } from '../../errors.js';
@@ -85,6 +86,8 @@ export interface MatrixRunOptions {
   /** The builds the config's DPDK arms were repeated for (`--dpdk`, withDpdkBuilds), recorded as machine.dpdkBuilds. */
   dpdkBuilds?: DpdkBuild[];
   command?: string;
+  /** Probe the CPUs before each run and record it beside the sample (cpu-probe.ts); default: when `measure` is the real one. */
+  probe?: boolean;
 }
 
 export async function runMatrix(config: MatrixConfig, opts: MatrixRunOptions = {}): Promise<BenchReport> {
@@ -98,29 +101,38 @@ export async function runMatrix(config: MatrixConfig, opts: MatrixRunOptions = {
   if (variants.length === 0) throw new Error(`bench ${config.name}: no arm can run here`);
   const cells = expandCells(config);
   const started = new Date();
-  const arms: (Omit<ArmResult, 'median' | 'min' | 'max'> & { failures: string[] })[][] = cells.map(() => variants.map((v) => ({ name: v.name, system: v.system ?? 'dpkit', samples: [], load: [], pairs: [], failures: [] })));
+  const probe = (opts.probe ?? opts.measure === undefined) ? await CpuProbe.start() : null;
+  const arms: (Omit<ArmResult, 'median' | 'min' | 'max'> & { failures: string[] })[][] = cells.map(() =>
+    variants.map((v) => ({ name: v.name, system: v.system ?? 'dpkit', samples: [], load: [], pairs: [], failures: [], ...(probe ? { probes: [] } : {}) })),
+  );
 
   const runs = schedule(cells.length, variants.length, config.pairs, config.seed ?? 1);
   const t0 = performance.now();
-  for (let i = 0; i < runs.length; i++) {
-    const run = runs[i]!;
-    const cell = cells[run.cell]!;
-    const variant = variants[run.arm]!;
-    const elapsed = (performance.now() - t0) / 1000;
-    const eta = i === 0 ? '' : ` · ETA ${clock((elapsed / i) * (runs.length - i))}`;
-    opts.progress?.(`[${i + 1}/${runs.length}] ${cell.id} · ${variant.name} · pair ${run.pair + 1}/${config.pairs}${eta}`);
-    const arm = arms[run.cell]![run.arm]!;
-    const before = cpuSnapshot();
-    const mpps = await measureOrRetry(() => measure(cell, variant, config));
-    const load = otherLoad(before, cpuSnapshot());
-    if (typeof mpps === 'string') {
-      arm.failures.push(mpps);
-      warnings.push(`${cell.id}, ${variant.name}, pair ${run.pair + 1}: failed twice, left out: ${mpps}`);
-      continue;
+  try {
+    for (let i = 0; i < runs.length; i++) {
+      const run = runs[i]!;
+      const cell = cells[run.cell]!;
+      const variant = variants[run.arm]!;
+      const elapsed = (performance.now() - t0) / 1000;
+      const eta = i === 0 ? '' : ` · ETA ${clock((elapsed / i) * (runs.length - i))}`;
+      opts.progress?.(`[${i + 1}/${runs.length}] ${cell.id} · ${variant.name} · pair ${run.pair + 1}/${config.pairs}${eta}`);
+      const arm = arms[run.cell]![run.arm]!;
+      const probed = await probe?.probe();
+      const before = cpuSnapshot();
+      const mpps = await measureOrRetry(() => measure(cell, variant, config));
+      const load = otherLoad(before, cpuSnapshot());
+      if (typeof mpps === 'string') {
+        arm.failures.push(mpps);
+        warnings.push(`${cell.id}, ${variant.name}, pair ${run.pair + 1}: failed twice, left out: ${mpps}`);
+        continue;
+      }
+      arm.samples.push(mpps);
+      arm.load.push(load);
+      arm.pairs.push(run.pair);
+      if (probed) arm.probes?.push(probed);
     }
-    arm.samples.push(mpps);
-    arm.load.push(load);
-    arm.pairs.push(run.pair);
+  } finally {
+    await probe?.close();
   }
 
   const names = variants.map((v) => v.name);

@@ -3,6 +3,7 @@
  * Before : After>`) with the verdict of each comparison, then one table row
  * per cell. Also the text of `--compare`.
  */
+import { modesText, probeSummary, rateModes } from './modes.js';
 import Table from 'cli-table3';
 import { ceilingShare, CEILING_ROW, type BenchReport, type Comparison, type ReportComparison } from './report.js';
 
@@ -27,6 +28,9 @@ export function renderText(r: BenchReport): string {
   out.push(`${r.title}`);
   out.push(`${r.machine.cpu}, ${r.machine.cores} cores, node ${r.machine.node}, DPDK ${r.machine.dpdk ?? 'not installed'}; ${r.config.pairs} pairs x ${r.config.seconds} s (+${r.config.warmup} s warm-up) per arm and cell`);
   for (const b of r.machine.dpdkBuilds ?? []) out.push(`${b.name}: DPDK ${b.version}, ${b.flags} (${b.path})`);
+  const probes = r.cells.flatMap((c) => c.arms.flatMap((a) => a.probes ?? []));
+  const summary = probeSummary(probes);
+  if (summary) out.push(`CPU probe before each run (CPUs ${probes[0]!.cpus.join(' <-> ')}): cache-line ${summary}; "~" lines split a bimodal arm's runs and give each mode's probe medians`);
   if (r.ceiling) out.push(`ceiling, one lcore, no engine (bench ceiling): ${r.ceiling.map((c) => `${c.name} ${mpps(c.mpps)}`).join(', ')} Mpps; "of ceiling" is an arm's median over ${CEILING_ROW} x lcores`);
   out.push(LINE);
   for (const c of r.cells) {
@@ -36,6 +40,10 @@ export function renderText(r: BenchReport): string {
       // dpkit's own machinery is the ceiling: a DPDK arm is not read against it.
       const share = a.system === 'dpkit' ? ceilingShare(r, c.lcores, a.median) : undefined;
       out.push(` - ${a.name} : ${mpps(a.median)} [${mpps(a.min)}..${mpps(a.max)}]${share === undefined ? '' : ` (${(share * 100).toFixed(0)} % of ceiling)`}${a.failures?.length ? ` (${a.failures.length} failed runs left out)` : ''}`);
+    }
+    for (const a of c.arms) {
+      const m = rateModes(a);
+      if (m) out.push(` ~ ${a.name} is bimodal: ${modesText(m)}`);
     }
     if (c.comparisons.length) {
       out.push(`${head}: <B vs A : Before : After>`);

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ArgError } from '../../errors.js';
+import type { CpuProbeResult } from './cpu-probe.js';
 import type { MachineFacts } from './machine.js';
 import { MIN_PAIRS, type Cell, type MatrixConfig } from './matrix.js';
 import { bootstrapRatio, summarize, verdict, type Verdict } from './stats.js';
@@ -22,6 +23,8 @@ export interface ArmResult {
   load: number[];
   /** Pair index of each run. */
   pairs: number[];
+  /** The CPU probe taken right before each run (cpu-probe.ts); absent where no probe could run (no native shim, one CPU) and in older reports. */
+  probes?: CpuProbeResult[];
   /** Runs that failed twice and measured nothing: each one's reason (older reports lack it). */
   failures?: string[];
   median: number;

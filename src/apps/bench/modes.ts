@@ -1,0 +1,75 @@
+/**
+ * Bimodal arms, and what their modes went with. On this VM a two-process
+ * pair (memif, vhost-user) runs some repetitions at twice the rate of the
+ * rest, DPDK's pairs as much as dpkit's; an interval over such samples says
+ * "no significant difference" and nothing more. Splitting each arm's runs at
+ * the widest gap between their sorted rates, and setting beside each side the
+ * CPU probes taken before its runs (cpu-probe.ts), shows whether the fast runs
+ * had a shorter cache-line round trip between the two CPUs, a faster clock,
+ * or neither.
+ */
+import type { CpuProbeResult } from './cpu-probe.js';
+import { summarize } from './stats.js';
+
+/** Sorted neighbours this far apart (max/min) split an arm into two modes; a unimodal arm's runs here spread by less than 15 %. */
+export const MODE_GAP = 1.3;
+
+export interface RateMode {
+  runs: number;
+  /** Median Mpps of the mode's runs. */
+  mpps: number;
+  /** Medians of the probes before the mode's runs (NaN where no probe finished). */
+  roundTripNs: number;
+  spinNs: number;
+}
+
+export interface RateModes {
+  slow: RateMode;
+  fast: RateMode;
+}
+
+/**
+ * The arm's slow and fast runs, or null when its rates have no gap of
+ * MODE_GAP or it carries no probe per sample.
+ */
+export function rateModes(arm: { samples: number[]; probes?: CpuProbeResult[] }): RateModes | null {
+  const { samples, probes } = arm;
+  if (!probes || probes.length !== samples.length || samples.length < 2) return null;
+  const order = samples.map((_, i) => i).sort((a, b) => samples[a]! - samples[b]!);
+  let cut = -1;
+  let widest = MODE_GAP;
+  for (let k = 1; k < order.length; k++) {
+    const gap = samples[order[k]!]! / samples[order[k - 1]!]!;
+    if (gap >= widest) [cut, widest] = [k, gap];
+  }
+  if (cut < 0) return null;
+  const mode = (runs: number[]): RateMode => ({
+    runs: runs.length,
+    mpps: median(runs.map((i) => samples[i]!)),
+    roundTripNs: median(runs.map((i) => probes[i]!.roundTripNs)),
+    spinNs: median(runs.map((i) => (probes[i]!.spinNs[0] + probes[i]!.spinNs[1]) / 2)),
+  });
+  return { slow: mode(order.slice(0, cut)), fast: mode(order.slice(cut)) };
+}
+
+/** "slow 9 runs 7.10 Mpps, round trip 980 ns, spin 1.95 ns | fast 3 runs 14.20 Mpps, 310 ns, 1.94 ns" */
+export function modesText(m: RateModes): string {
+  const side = (name: string, s: RateMode, long: boolean): string =>
+    `${name} ${s.runs} run${s.runs === 1 ? '' : 's'} ${s.mpps.toFixed(2)} Mpps, ${long ? 'round trip ' : ''}${ns(s.roundTripNs, 0)}, ${long ? 'spin ' : ''}${ns(s.spinNs, 2)}`;
+  return `${side('slow', m.slow, true)} | ${side('fast', m.fast, false)}`;
+}
+
+/** The run's probes in one line: "round trip 540 ns [310..1020], spin 1.95 ns [1.90..2.01]", or null without any. */
+export function probeSummary(probes: CpuProbeResult[]): string | null {
+  const rt = probes.map((p) => p.roundTripNs).filter((v) => Number.isFinite(v));
+  const spin = probes.map((p) => (p.spinNs[0] + p.spinNs[1]) / 2).filter((v) => Number.isFinite(v));
+  if (rt.length === 0) return null;
+  const a = summarize(rt);
+  const b = summarize(spin);
+  return `round trip ${ns(a.median, 0)} [${a.min.toFixed(0)}..${a.max.toFixed(0)}], spin ${ns(b.median, 2)} [${b.min.toFixed(2)}..${b.max.toFixed(2)}]`;
+}
+
+/** Median of the finite values (a probe that timed out is NaN). */
+const median = (xs: number[]): number => summarize(xs.filter((x) => Number.isFinite(x))).median;
+
+const ns = (v: number, digits: number): string => (Number.isFinite(v) ? `${v.toFixed(digits)} ns` : 'no probe');

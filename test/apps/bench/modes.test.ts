@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
+import { describe, it } from 'node:test';
+import { CpuProbe, type CpuProbeResult } from '../../../src/apps/bench/cpu-probe.js';
+import { runMatrix } from '../../../src/apps/bench/matrix-run.js';
+import type { MatrixConfig } from '../../../src/apps/bench/matrix.js';
+import { modesText, probeSummary, rateModes } from '../../../src/apps/bench/modes.js';
+import { renderText } from '../../../src/apps/bench/render-text.js';
+import { native } from '../../../src/native/native.js';
+
+const probe = (roundTripNs: number, spin = 2): CpuProbeResult => ({ cpus: [0, 1], roundTripNs, spinNs: [spin, spin] });
+const noProbe = !native() ? 'native shim not built' : availableParallelism() < 2 ? 'one CPU' : false;
+
+describe('bimodal arms and the CPU probe', () => {
+  it('splits a bimodal arm at its widest gap and gives each mode its probe medians', () => {
+    const samples = [7.1, 14.2, 6.9, 7.3, 15.0, 7.0];
+    const probes = [probe(1000), probe(300, 1.9), probe(980), probe(NaN), probe(320, 1.9), probe(1020)];
+    const m = rateModes({ samples, probes })!;
+    assert.deepEqual(m.slow, { runs: 4, mpps: 7.05, roundTripNs: 1000, spinNs: 2 }, 'the timed-out probe (NaN) is left out of the median');
+    assert.deepEqual(m.fast, { runs: 2, mpps: 14.6, roundTripNs: 310, spinNs: 1.9 });
+    assert.equal(modesText(m), 'slow 4 runs 7.05 Mpps, round trip 1000 ns, spin 2.00 ns | fast 2 runs 14.60 Mpps, 310 ns, 1.90 ns');
+  });
+
+  it('finds no modes in a tight arm, one without probes, or one whose probes do not match its samples', () => {
+    assert.equal(rateModes({ samples: [10, 10.5, 11, 12], probes: [probe(1), probe(1), probe(1), probe(1)] }), null, 'max/min 1.2 < MODE_GAP');
+    assert.equal(rateModes({ samples: [7, 14] }), null);
+    assert.equal(rateModes({ samples: [7, 14, 7], probes: [probe(1), probe(1)] }), null);
+  });
+
+  it('summarizes the run\'s probes, or says nothing when none finished', () => {
+    assert.equal(probeSummary([probe(300, 1.9), probe(1000, 2.1), probe(500, 2)]), 'round trip 500 ns [300..1000], spin 2.00 ns [1.90..2.10]');
+    assert.equal(probeSummary([probe(NaN)]), null);
+    assert.equal(probeSummary([]), null);
+  });
+
+  it('probes two pinned CPUs: both threads finish every round trip and time their loops', { skip: noProbe }, async () => {
+    const p = (await CpuProbe.start())!;
+    try {
+      for (let i = 0; i < 2; i++) {
+        const r = await p.probe();
+        assert.deepEqual(r.cpus, [0, 1]);
+        assert.ok(Number.isFinite(r.roundTripNs) && r.roundTripNs > 0, `round trip ${r.roundTripNs}`);
+        for (const s of r.spinNs) assert.ok(Number.isFinite(s) && s > 0, `spin ${s}`);
+      }
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('records a probe beside every sample of a matrix and prints the modes of a bimodal arm', { skip: noProbe }, async () => {
+    const config: MatrixConfig = { name: 'synthetic', title: 'a bimodal arm', matrix: [{ engines: ['io'], sizes: [64], lcores: [1] }], variants: [{ name: 'steady' }, { name: 'jumpy' }], pairs: 6, seconds: 1, warmup: 0 };
+    let k = 0;
+    const r = await runMatrix(config, { measure: async (_c, v) => (v.name === 'jumpy' && k++ % 3 === 0 ? 20 : 10), dpdk: false, probe: true });
+    for (const a of r.cells[0]!.arms) {
+      assert.equal(a.probes?.length, a.samples.length, `${a.name}: one probe per sample`);
+      assert.ok(a.probes!.every((p) => Number.isFinite(p.roundTripNs)));
+    }
+    const text = renderText(r);
+    assert.match(text, /^CPU probe before each run \(CPUs 0 <-> 1\): cache-line round trip \d+ ns/m);
+    assert.match(text, /^ ~ jumpy is bimodal: slow 4 runs 10\.00 Mpps, round trip \d+ ns, spin [\d.]+ ns \| fast 2 runs 20\.00 Mpps/m);
+    assert.doesNotMatch(text, /steady is bimodal/);
+    const plain = await runMatrix(config, { measure: async () => 10, dpdk: false });
+    assert.equal(plain.cells[0]!.arms[0]!.probes, undefined, 'a synthetic measure is not probed unless asked');
+    assert.doesNotMatch(renderText(plain), /CPU probe/);
+  });
+});
