@@ -9,13 +9,16 @@
  * or neither.
  */
 import type { CpuProbeResult } from './cpu-probe.js';
-import { summarize } from './stats.js';
+import { MIN_PAIRS } from './matrix.js';
+import { bootstrapRatio, summarize, verdict, type RatioCI, type Verdict } from './stats.js';
 
 /** Sorted neighbours this far apart (max/min) split an arm into two modes; a unimodal arm's runs here spread by less than 15 %. */
 export const MODE_GAP = 1.3;
 
 export interface RateMode {
   runs: number;
+  /** The mode's rates, in run order. */
+  samples: number[];
   /** Median Mpps of the mode's runs. */
   mpps: number;
   /** Medians of the probes before the mode's runs (NaN where no probe finished). */
@@ -45,11 +48,41 @@ export function rateModes(arm: { samples: number[]; probes?: CpuProbeResult[] })
   if (cut < 0) return null;
   const mode = (runs: number[]): RateMode => ({
     runs: runs.length,
+    samples: [...runs].sort((x, y) => x - y).map((i) => samples[i]!),
     mpps: median(runs.map((i) => samples[i]!)),
     roundTripNs: median(runs.map((i) => probes[i]!.roundTripNs)),
     spinNs: median(runs.map((i) => (probes[i]!.spinNs[0] + probes[i]!.spinNs[1]) / 2)),
   });
   return { slow: mode(order.slice(0, cut)), fast: mode(order.slice(cut)) };
+}
+
+/** One mode of two bimodal arms compared: median(B) / median(A) over that mode's runs, with its interval. */
+export interface ModeComparison extends RatioCI {
+  mode: 'slow' | 'fast';
+  a: number;
+  b: number;
+  verdict: Verdict | 'too few runs';
+}
+
+/**
+ * Two bimodal arms compared mode by mode, or null when either is not
+ * bimodal or their modes do not line up (B's slow runs nearer A's fast level
+ * than A's slow, or the reverse). Where the mode is the machine's, not the
+ * system's, the pooled ratio measures how often each arm drew the fast mode;
+ * these measure the systems. A mode with fewer than MIN_PAIRS runs on
+ * either side gets no verdict.
+ */
+export function compareByMode(a: { samples: number[]; probes?: CpuProbeResult[] }, b: { samples: number[]; probes?: CpuProbeResult[] }): ModeComparison[] | null {
+  const ma = rateModes(a);
+  const mb = rateModes(b);
+  if (!ma || !mb) return null;
+  const near = (x: number, to: number, other: number): boolean => Math.abs(Math.log(x / to)) < Math.abs(Math.log(x / other));
+  if (!near(mb.slow.mpps, ma.slow.mpps, ma.fast.mpps) || !near(mb.fast.mpps, ma.fast.mpps, ma.slow.mpps)) return null;
+  return (['slow', 'fast'] as const).map((mode) => {
+    const ci = bootstrapRatio(ma[mode].samples, mb[mode].samples);
+    const enough = Math.min(ma[mode].runs, mb[mode].runs) >= MIN_PAIRS;
+    return { mode, a: ma[mode].mpps, b: mb[mode].mpps, ...ci, verdict: enough ? verdict(ci) : 'too few runs' };
+  });
 }
 
 /** "slow 9 runs 7.10 Mpps, round trip 980 ns, spin 1.95 ns | fast 3 runs 14.20 Mpps, 310 ns, 1.94 ns" */

@@ -3,7 +3,7 @@
  * Before : After>`) with the verdict of each comparison, then one table row
  * per cell. Also the text of `--compare`.
  */
-import { modesText, probeSummary, rateModes } from './modes.js';
+import { compareByMode, modesText, probeSummary, rateModes } from './modes.js';
 import Table from 'cli-table3';
 import { ceilingShare, CEILING_ROW, type BenchReport, type Comparison, type ReportComparison } from './report.js';
 
@@ -49,6 +49,11 @@ export function renderText(r: BenchReport): string {
       out.push(`${head}: <B vs A : Before : After>`);
       const med = new Map(c.arms.map((a) => [a.name, a.median]));
       for (const k of c.comparisons) out.push(` - ${k.b} vs ${k.a} : ${mpps(med.get(k.a)!)} : ${mpps(med.get(k.b)!)} (${ciText(k)})`);
+      const arm = new Map(c.arms.map((a) => [a.name, a]));
+      for (const k of c.comparisons) {
+        const byMode = compareByMode(arm.get(k.a)!, arm.get(k.b)!);
+        if (byMode) out.push(` ~ ${k.b} vs ${k.a} by mode: ${byMode.map((m) => `${m.mode} ${mpps(m.a)} : ${mpps(m.b)} (${ciText(m)})`).join(', ')}`);
+      }
     }
     for (const w of c.warnings) out.push(` ! ${w}`);
     out.push(LINE);

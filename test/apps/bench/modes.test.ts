@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { CpuProbe, type CpuProbeResult } from '../../../src/apps/bench/cpu-probe.js';
 import { runMatrix } from '../../../src/apps/bench/matrix-run.js';
 import type { MatrixConfig } from '../../../src/apps/bench/matrix.js';
-import { modesText, probeSummary, rateModes } from '../../../src/apps/bench/modes.js';
+import { compareByMode, modesText, probeSummary, rateModes } from '../../../src/apps/bench/modes.js';
 import { renderText } from '../../../src/apps/bench/render-text.js';
 import { native } from '../../../src/native/native.js';
 
@@ -16,8 +16,8 @@ describe('bimodal arms and the CPU probe', () => {
     const samples = [7.1, 14.2, 6.9, 7.3, 15.0, 7.0];
     const probes = [probe(1000), probe(300, 1.9), probe(980), probe(NaN), probe(320, 1.9), probe(1020)];
     const m = rateModes({ samples, probes })!;
-    assert.deepEqual(m.slow, { runs: 4, mpps: 7.05, roundTripNs: 1000, spinNs: 2 }, 'the timed-out probe (NaN) is left out of the median');
-    assert.deepEqual(m.fast, { runs: 2, mpps: 14.6, roundTripNs: 310, spinNs: 1.9 });
+    assert.deepEqual(m.slow, { runs: 4, samples: [7.1, 6.9, 7.3, 7.0], mpps: 7.05, roundTripNs: 1000, spinNs: 2 }, 'the timed-out probe (NaN) is left out of the median');
+    assert.deepEqual(m.fast, { runs: 2, samples: [14.2, 15.0], mpps: 14.6, roundTripNs: 310, spinNs: 1.9 });
     assert.equal(modesText(m), 'slow 4 runs 7.05 Mpps, round trip 1000 ns, spin 2.00 ns | fast 2 runs 14.60 Mpps, 310 ns, 1.90 ns');
   });
 
@@ -25,6 +25,23 @@ describe('bimodal arms and the CPU probe', () => {
     assert.equal(rateModes({ samples: [10, 10.5, 11, 12], probes: [probe(1), probe(1), probe(1), probe(1)] }), null, 'max/min 1.2 < MODE_GAP');
     assert.equal(rateModes({ samples: [7, 14] }), null);
     assert.equal(rateModes({ samples: [7, 14, 7], probes: [probe(1), probe(1)] }), null);
+  });
+
+  it('compares two bimodal arms mode by mode, and only where their modes line up', () => {
+    const arm = (slow: number[], fast: number[]) => ({ samples: [...slow, ...fast], probes: [...slow, ...fast].map(() => probe(500)) });
+    const a = arm([10, 10.2, 9.9, 10.1, 10.3, 9.8], [20, 21, 20.5, 19.8, 20.2]);
+    const b = arm([10.1, 10.0, 10.2, 10.3, 9.9], [24, 25, 24.5, 23.8, 24.2, 25.1, 24.9]);
+    const [slow, fast] = compareByMode(a, b)!;
+    assert.equal(slow!.mode, 'slow');
+    assert.equal(slow!.verdict, 'no significant difference');
+    assert.ok(slow!.lo < 1 && slow!.hi > 1);
+    assert.equal(fast!.mode, 'fast');
+    assert.equal(fast!.verdict, 'faster');
+    assert.ok(Math.abs(fast!.ratio - 24.5 / 20.2) < 1e-9, `fast ratio ${fast!.ratio}`);
+    assert.equal(compareByMode(a, arm([20, 20.1, 20.2], [40, 41, 42]))?.length, undefined, "B's slow level is A's fast one: no line-up");
+    assert.equal(compareByMode(a, { samples: [10, 10.1, 10.2, 10.1, 10, 9.9], probes: a.probes.slice(0, 6) }), null, 'B is not bimodal');
+    const few = compareByMode(a, arm([10, 10.1, 10.2, 10, 10.1, 10.2], [20, 20.4]))!;
+    assert.equal(few[1]!.verdict, 'too few runs', 'a mode of 2 runs gets no verdict');
   });
 
   it('summarizes the run\'s probes, or says nothing when none finished', () => {
