@@ -14,6 +14,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Table from 'cli-table3';
 import type { ThreadSpec } from '../src/apps/bench/harness.js';
+import { compareByMode } from '../src/apps/bench/modes.js';
 import { bootstrapRatio, summarize, verdict } from '../src/apps/bench/stats.js';
 import { dpdkTestpmd, parseThroughput } from '../src/apps/bench/testpmd-run.js';
 import type { BenchOptions, Benchmark, BenchCase } from '../src/apps/bench/types.js';
@@ -101,6 +102,8 @@ export const benchmark: Benchmark = {
   name: 'vhost',
   title: 'vhost: txonly on one side of a vhost/virtio pair, rxonly on the other, each on its own lcore; counted at the receiver',
   defaults: { reps: 5, durationMs: 3000, warmupMs: 1000 },
+  // The pair's two CPUs pass every ring index and buffer between them: its rate is bimodal here.
+  probe: true,
   cases: (opts) => {
     const sizes = opts.quick ? [64, 1518] : SIZES;
     // `--dpdk PATH` (repeatable) names the DPDK builds to compare with; without it, the one on PATH.
@@ -126,6 +129,7 @@ export const benchmark: Benchmark = {
       results.find((r) => r.params.dir === dir && r.params.size === size && r.params.system === system && (avail === undefined || r.params.avail === avail) && (build === undefined || r.params.build === build));
     const fmt = (x: number) => x.toFixed(2);
     const lines: string[] = [];
+    const modes: string[] = [];
     const builds = [...new Set(results.filter((r) => r.params.system === 'dpdk').map((r) => String(r.params.build)))];
     for (const dir of ['host-to-guest', 'guest-to-host']) {
       // Per DPDK build: its Mpps, dpkit / it with its interval and verdict (and, guest to host, the same without in_order).
@@ -148,8 +152,13 @@ export const benchmark: Benchmark = {
           row.push(fmt(summarize(d.samples).median), `${fmt(ci.ratio)} (${fmt(ci.lo)}..${fmt(ci.hi)})`, a.samples.length < 5 ? 'too few runs' : verdict(ci));
         }
         t.push(row);
+        for (const g of groups) {
+          const d = find(dir, size, g.system, undefined, g.build);
+          const byMode = d && compareByMode(d, a);
+          if (byMode) modes.push(`  ~ ${dir} ${size} B, dpkit vs ${g.label} by mode: ${byMode.map((k) => `${k.mode} ${fmt(k.a)} : ${fmt(k.b)} (${fmt(k.ratio)}, ${fmt(k.lo)}..${fmt(k.hi)}, ${k.verdict})`).join('; ')}`);
+        }
       }
-      lines.push(`${dir === 'host-to-guest' ? 'Host txonly -> guest rxonly (the vhost enqueue study)' : 'Guest txonly -> host rxonly'}\n${t.toString()}`);
+      lines.push(`${dir === 'host-to-guest' ? 'Host txonly -> guest rxonly (the vhost enqueue study)' : 'Guest txonly -> host rxonly'}\n${t.toString()}${modes.length ? `\n${modes.splice(0).join('\n')}` : ''}`);
     }
     const ab = new Table({ head: ['size (B)', 'avail idx per burst', 'per packet', 'per burst vs per packet', '95 % CI', 'verdict'], style: { head: [], border: [] } });
     for (const size of SIZES) {

@@ -8,7 +8,9 @@
  */
 import Table from 'cli-table3';
 import { ArgError } from '../../errors.js';
+import { CpuProbe, type CpuProbeResult } from './cpu-probe.js';
 import { measure } from './harness.js';
+import { modesText, probeSummary, rateModes } from './modes.js';
 import { summarize, type Summary } from './stats.js';
 import type { BenchCase, BenchOptions, BenchRegistry, Benchmark } from './types.js';
 
@@ -33,6 +35,8 @@ export interface CaseResult {
   gc: number;
   /** Why repetitions have no sample (a measure that reported `failed`), one line each. */
   failures: string[];
+  /** The CPU probe before each sample's repetition, for a benchmark that asks for one (Benchmark.probe). */
+  probes?: CpuProbeResult[];
   /** Other figures a measure reported beside its rate (e.g. a generator's rate error in ppm), a sample per repetition. */
   figures?: Record<string, number[]>;
 }
@@ -59,22 +63,29 @@ export async function runBenchmark(benchmark: Benchmark, opts: BenchOptions, pro
   const results: CaseResult[] = cases.map((c) => ({ name: c.name, params: c.params, unit: 'Mpps', samples: [], summary: summarize([]), gc: 0, failures: [] }));
   const total = opts.reps * cases.length;
   let done = 0;
-  for (let rep = 0; rep < opts.reps; rep++) {
-    for (let i = 0; i < cases.length; i++) {
-      progress(`[${++done}/${total}] ${benchmark.name}: ${cases[i]!.name}`);
-      const c = cases[i]!;
-      const m = c.measure ? await c.measure(opts) : await measure(c.threads!(), opts.warmupMs, opts.durationMs);
-      if ('failed' in m) {
-        results[i]!.failures.push(m.failed);
-        continue;
-      }
-      results[i]!.samples.push(m.mpps);
-      results[i]!.gc += m.gc;
-      if ('figures' in m && m.figures) {
-        const f = (results[i]!.figures ??= {});
-        for (const [k, v] of Object.entries(m.figures)) (f[k] ??= []).push(v);
+  const probe = benchmark.probe ? await CpuProbe.start() : null;
+  try {
+    for (let rep = 0; rep < opts.reps; rep++) {
+      for (let i = 0; i < cases.length; i++) {
+        progress(`[${++done}/${total}] ${benchmark.name}: ${cases[i]!.name}`);
+        const c = cases[i]!;
+        const probed = await probe?.probe();
+        const m = c.measure ? await c.measure(opts) : await measure(c.threads!(), opts.warmupMs, opts.durationMs);
+        if ('failed' in m) {
+          results[i]!.failures.push(m.failed);
+          continue;
+        }
+        results[i]!.samples.push(m.mpps);
+        results[i]!.gc += m.gc;
+        if (probed) (results[i]!.probes ??= []).push(probed);
+        if ('figures' in m && m.figures) {
+          const f = (results[i]!.figures ??= {});
+          for (const [k, v] of Object.entries(m.figures)) (f[k] ??= []).push(v);
+        }
       }
     }
+  } finally {
+    await probe?.close();
   }
   for (const r of results) r.summary = summarize(r.samples);
   return results;
@@ -85,6 +96,11 @@ const fmt = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '-');
 export function renderTable(title: string, results: CaseResult[]): string {
   const table = new Table({ head: ['case', 'Mpps median', 'min', 'max', 'reps', 'GCs'], style: { head: [], border: [] } });
   for (const r of results) table.push([r.name, fmt(r.summary.median), fmt(r.summary.min), fmt(r.summary.max), r.summary.n, r.gc]);
+  const modes = results.flatMap((r) => {
+    const m = rateModes(r);
+    return m ? [`  ~ ${r.name} is bimodal: ${modesText(m)}\n`] : [];
+  });
+  const probes = probeSummary(results.flatMap((r) => r.probes ?? []));
   const failed = results.flatMap((r) => [...new Set(r.failures)].map((f) => `  ${r.name}: no figure, ${f}\n`));
-  return `${title}\n${table.toString()}\n${failed.length ? `Repetitions without a figure:\n${failed.join('')}` : ''}`;
+  return `${title}\n${table.toString()}\n${probes ? `CPU probe before each repetition: cache-line ${probes}\n` : ''}${modes.join('')}${failed.length ? `Repetitions without a figure:\n${failed.join('')}` : ''}`;
 }

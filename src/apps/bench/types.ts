@@ -1,3 +1,4 @@
+import type { CpuProbeResult } from './cpu-probe.js';
 import type { DpdkBuild } from './dpdk.js';
 import type { ThreadSpec } from './harness.js';
 
@@ -33,8 +34,10 @@ export interface Benchmark {
   /** Defaults for this benchmark, where the runner's do not fit (e.g. fewer, longer reps). */
   defaults?: Partial<BenchOptions>;
   cases(opts: BenchOptions): BenchCase[];
+  /** Probe the CPUs before each repetition (cpu-probe.ts), for a benchmark whose two sides exchange cache lines across CPUs. */
+  probe?: boolean;
   /** An extra table after the per-case one (e.g. ratios between systems). */
-  summary?(results: { name: string; params: Record<string, string | number>; samples: number[] }[]): string;
+  summary?(results: { name: string; params: Record<string, string | number>; samples: number[]; probes?: CpuProbeResult[] }[]): string;
 }
 
 /**

@@ -3,6 +3,8 @@ import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import { CpuProbe, type CpuProbeResult } from '../../../src/apps/bench/cpu-probe.js';
 import { runMatrix } from '../../../src/apps/bench/matrix-run.js';
+import { renderTable, runBenchmark } from '../../../src/apps/bench/runner.js';
+import type { Benchmark } from '../../../src/apps/bench/types.js';
 import type { MatrixConfig } from '../../../src/apps/bench/matrix.js';
 import { compareByMode, modesText, probeSummary, rateModes } from '../../../src/apps/bench/modes.js';
 import { renderText } from '../../../src/apps/bench/render-text.js';
@@ -79,5 +81,26 @@ describe('bimodal arms and the CPU probe', () => {
     const plain = await runMatrix(config, { measure: async () => 10, dpdk: false });
     assert.equal(plain.cells[0]!.arms[0]!.probes, undefined, 'a synthetic measure is not probed unless asked');
     assert.doesNotMatch(renderText(plain), /CPU probe/);
+  });
+
+  it('probes before each repetition of a micro-benchmark that asks for it, and prints its bimodal cases', { skip: noProbe }, async () => {
+    let k = 0;
+    const benchmark: Benchmark = {
+      name: 'pair',
+      title: 'a synthetic pair',
+      probe: true,
+      cases: () => [
+        { name: 'steady', params: {}, measure: async () => ({ mpps: 10, gc: 0 }) },
+        { name: 'jumpy', params: {}, measure: async () => ({ mpps: k++ % 2 ? 20 : 10, gc: 0 }) },
+      ],
+    };
+    const results = await runBenchmark(benchmark, { reps: 4, durationMs: 1, warmupMs: 0, quick: true });
+    for (const r of results) assert.equal(r.probes?.length, 4, `${r.name}: a probe per repetition`);
+    const text = renderTable('t', results);
+    assert.match(text, /^CPU probe before each repetition: cache-line round trip \d+ ns/m);
+    assert.match(text, /^  ~ jumpy is bimodal: slow 2 runs 10\.00 Mpps/m);
+    assert.doesNotMatch(text, /steady is bimodal/);
+    const plain = await runBenchmark({ ...benchmark, probe: undefined }, { reps: 2, durationMs: 1, warmupMs: 0, quick: true });
+    assert.equal(plain[0]!.probes, undefined);
   });
 });
