@@ -129,13 +129,13 @@ export const benchmark: Benchmark = {
       results.find((r) => r.params.dir === dir && r.params.size === size && r.params.system === system && (avail === undefined || r.params.avail === avail) && (build === undefined || r.params.build === build));
     const fmt = (x: number) => x.toFixed(2);
     const lines: string[] = [];
-    const modes: string[] = [];
     const builds = [...new Set(results.filter((r) => r.params.system === 'dpdk').map((r) => String(r.params.build)))];
     for (const dir of ['host-to-guest', 'guest-to-host']) {
       // Per DPDK build: its Mpps, dpkit / it with its interval and verdict (and, guest to host, the same without in_order).
       const groups = builds.flatMap((b) => [{ build: b, system: 'dpdk', label: b }, ...(dir === 'guest-to-host' && results.some((r) => r.params.system === 'dpdk-no-in-order' && r.params.build === b && r.samples.length > 0) ? [{ build: b, system: 'dpdk-no-in-order', label: `${b} in_order=0` }] : [])]);
       const head = ['size (B)', 'dpkit Mpps', 'Gbit/s', ...groups.flatMap((g) => [`${g.label} Mpps`, `dpkit / it (95 % CI)`, 'verdict'])];
       const t = new Table({ head, style: { head: [], border: [] } });
+      const modes: string[] = [];
       for (const size of SIZES) {
         const a = find(dir, size, 'dpkit', 'burst');
         if (!a || a.samples.length === 0) continue;
@@ -158,7 +158,7 @@ export const benchmark: Benchmark = {
           if (byMode) modes.push(`  ~ ${dir} ${size} B, dpkit vs ${g.label} by mode: ${byMode.map((k) => `${k.mode} ${fmt(k.a)} : ${fmt(k.b)} (${fmt(k.ratio)}, ${fmt(k.lo)}..${fmt(k.hi)}, ${k.verdict})`).join('; ')}`);
         }
       }
-      lines.push(`${dir === 'host-to-guest' ? 'Host txonly -> guest rxonly (the vhost enqueue study)' : 'Guest txonly -> host rxonly'}\n${t.toString()}${modes.length ? `\n${modes.splice(0).join('\n')}` : ''}`);
+      lines.push(`${dir === 'host-to-guest' ? 'Host txonly -> guest rxonly (the vhost enqueue study)' : 'Guest txonly -> host rxonly'}\n${t.toString()}${modes.map((m) => `\n${m}`).join('')}`);
     }
     const ab = new Table({ head: ['size (B)', 'avail idx per burst', 'per packet', 'per burst vs per packet', '95 % CI', 'verdict'], style: { head: [], border: [] } });
     for (const size of SIZES) {

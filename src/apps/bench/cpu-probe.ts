@@ -3,8 +3,8 @@
  * how long one cache line takes to go from one CPU to the other and back
  * (two pinned threads playing ping-pong on it), and how fast each CPU runs a
  * fixed loop on its own. A memif or vhost-user pair moves every burst's ring
- * indices and descriptors between the two CPUs, so its rate is bounded by
- * that round trip; a VM whose two vCPUs the hypervisor places on other
+ * indices and descriptors between the two CPUs, so that round trip may bound
+ * its rate; a VM whose two vCPUs the hypervisor places on other
  * physical cores, or runs at another clock, changes one or the other without
  * anything inside the VM changing. Recorded beside each sample (`probes` in
  * the report), the two say which of those a fast or slow run went with.
@@ -32,7 +32,7 @@ export const PING = 0;
 export const PONG = 16;
 /** Both threads wait here for a probe; the main thread bumps it and notifies. */
 export const GO = 32;
-/** Results the workers write: [48] initiator's batch medians start here (as float64 in a second view). */
+/** Threads that finished the current probe; its figures are in the separate results buffer (float64: round trip, spin of role 0, spin of role 1). */
 export const DONE = 48;
 export const PROBE_BATCHES = 9;
 export const ROUNDS_PER_BATCH = 2000;
@@ -75,10 +75,16 @@ export class CpuProbe {
     const sab = new SharedArrayBuffer(PROBE_WORDS * 4);
     const results = new SharedArrayBuffer(8 * 4);
     const workers = pair.map((cpu, role) => startWorker('cpu-probe-worker', import.meta.url, { workerData: { sab, results, cpu, role: role === 0 ? 0 : 1 } satisfies ProbeWorkerData }));
-    await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
-      w.once('message', () => resolve());
-      w.once('error', reject);
-    })));
+    try {
+      await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
+        w.once('message', () => resolve());
+        w.once('error', reject);
+      })));
+    } catch (e) {
+      // One thread that cannot start must not leave the other holding the process open.
+      await Promise.all(workers.map((w) => w.terminate()));
+      throw e;
+    }
     for (const w of workers) w.unref();
     return new CpuProbe(workers, pair, sab, results);
   }
@@ -94,8 +100,8 @@ export class CpuProbe {
     const deadline = Date.now() + 2 * PROBE_TIMEOUT_MS + 1000;
     while (Atomics.load(this.ctrl, DONE) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     const done = Atomics.load(this.ctrl, DONE) >= 2;
-    const value = (i: number): number => (done ? round1(this.out[i]!) : NaN);
-    return { cpus: this.cpus, roundTripNs: value(0), spinNs: [round3(this.out[1]!), round3(this.out[2]!)].map((v) => (done ? v : NaN)) as [number, number] };
+    const read = (i: number, digits: number): number => (done ? Math.round(this.out[i]! * 10 ** digits) / 10 ** digits : NaN);
+    return { cpus: this.cpus, roundTripNs: read(0, 1), spinNs: [read(1, 3), read(2, 3)] };
   }
 
   async close(): Promise<void> {
@@ -104,6 +110,3 @@ export class CpuProbe {
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }
-
-const round1 = (v: number): number => Math.round(v * 10) / 10;
-const round3 = (v: number): number => Math.round(v * 1000) / 1000;

@@ -47,9 +47,8 @@ export function renderText(r: BenchReport): string {
     }
     if (c.comparisons.length) {
       out.push(`${head}: <B vs A : Before : After>`);
-      const med = new Map(c.arms.map((a) => [a.name, a.median]));
-      for (const k of c.comparisons) out.push(` - ${k.b} vs ${k.a} : ${mpps(med.get(k.a)!)} : ${mpps(med.get(k.b)!)} (${ciText(k)})`);
       const arm = new Map(c.arms.map((a) => [a.name, a]));
+      for (const k of c.comparisons) out.push(` - ${k.b} vs ${k.a} : ${mpps(arm.get(k.a)!.median)} : ${mpps(arm.get(k.b)!.median)} (${ciText(k)})`);
       for (const k of c.comparisons) {
         const byMode = compareByMode(arm.get(k.a)!, arm.get(k.b)!);
         if (byMode) out.push(` ~ ${k.b} vs ${k.a} by mode: ${byMode.map((m) => `${m.mode} ${mpps(m.a)} : ${mpps(m.b)} (${ciText(m)})`).join(', ')}`);
