@@ -263,6 +263,28 @@ describe('vhost and virtio_user, in process', () => {
     t.close();
   });
 
+  for (const [label, vargs, datapath] of [
+    ['mergeable rx', '', 'wasm'],
+    ['mergeable rx, TypeScript datapath', '', 'ts'],
+    ['chained rx buffers', ',mrg_rxbuf=0,mtu=9000', 'wasm'],
+  ] as const) {
+    it(`the guest reposts rx buffers in the order the host used them, so an in-order host finds the avail ring as it was a lap ago (${label})`, () => {
+      const t = setup('', vargs, datapath);
+      transfer(t, t.host, t.guest, t.hostPool, 3000, [64, 1518], 24);
+      const { heap, ethdev } = t;
+      const ring = (ethdev.rxQueue(t.guest, 0).descriptor() as unknown as { ring: { avail: number; num: number } }).ring;
+      const idx = Atomics.load(heap.u16, (ring.avail + 2) >>> 1);
+      assert.ok(idx > ring.num || idx < 3000 - ring.num, 'the avail index has gone round the ring');
+      // Oldest to newest: the ring's entries ending at the last one published.
+      const entries = Array.from({ length: ring.num }, (_, p) => heap.u16[(ring.avail + 4 + 2 * ((idx - ring.num + p) & (ring.num - 1))) >>> 1]!);
+      const heads = [...new Set(entries)].sort((a, b) => a - b);
+      const lap = entries.slice(-heads.length);
+      const first = heads.indexOf(lap[0]!);
+      assert.deepEqual(lap, heads.map((_, j) => heads[(first + j) % heads.length]), 'the last lap posts the heads in ring order');
+      t.close();
+    });
+  }
+
   it('packed rings, as DPDK\'s polling virtio PMD: the driver event areas say DISABLE, and the guest kicks only when the device event area does not', () => {
     const t = setup('', ',packed_vq=1');
     const { heap, ethdev } = t;

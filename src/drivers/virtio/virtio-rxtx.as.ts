@@ -88,7 +88,11 @@ export function virtioRx(s: u32, lc: u32, burst: u32, n: u32): u32 {
 /**
  * Guest rx refill of one-descriptor buffers: pops `n` heads off the free
  * stack, posts the fresh mbufs of `burst` on them and fills the avail ring
- * from the last published index.
+ * from the last published index. The heads go out bottom first, in the order
+ * the device used them: a device that uses buffers in order then finds each
+ * avail entry holding the value it held a lap ago, which is left unwritten
+ * (as DPDK's vq_update_avail_ring does), so the host's copy of those lines
+ * stays valid instead of crossing back once a burst.
  * @returns the new avail index (not yet published).
  */
 export function virtioRxFill(s: u32, lc: u32, burst: u32, n: u32): u32 {
@@ -103,7 +107,7 @@ export function virtioRxFill(s: u32, lc: u32, burst: u32, n: u32): u32 {
   const cap = load<u32>(s, VQG_CAP);
   const gpaHi = load<u32>(s, VQG_GPA_HI);
   for (let i: u32 = 0; i < n; i++) {
-    const head = <u32>load<u16>(free + ((numFree - 1 - i) << 1));
+    const head = <u32>load<u16>(free + ((numFree - n + i) << 1));
     const m = load<u32>(burst + (i << 2));
     store<u32>(sw + (head << 2), m);
     const d = desc + head * DESC_SIZE;
@@ -111,7 +115,8 @@ export function virtioRxFill(s: u32, lc: u32, burst: u32, n: u32): u32 {
     store<u32>(d, gpaHi, 4);
     store<u32>(d, cap, 8);
     store<u32>(d, VRING_DESC_F_WRITE | ((head + 1) << 16), 12);
-    store<u16>(availRing + (((idx + i) & mask) << 1), <u16>head);
+    const slot = availRing + (((idx + i) & mask) << 1);
+    if (<u32>load<u16>(slot) != head) store<u16>(slot, <u16>head);
   }
   store<f64>(s, <f64>(numFree - n), VQG_NUM_FREE);
   return (idx + n) & 0xffff;

@@ -314,15 +314,17 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
       idx = this.ops.rxFill(this.s, this.lc, this.rx.refill.byteOffset, nfree);
       nfree = 0;
     }
-    while (nfree > 0) {
-      const head = this.rx.free[--nfree]!;
+    // Bottom first, as virtioRxFill: the heads in the order the device used them.
+    for (let j = 0; j < nfree; j++) {
+      const head = this.rx.free[j]!;
       for (let s = 0; s < k; s++) {
         const m = this.rx.refill[r++]!;
         this.rx.sw[head + s] = m;
         const flags = VRING_DESC_F_WRITE | (s < k - 1 ? VRING_DESC_F_NEXT : 0);
         writeDesc(u32, table, head + s, u32[(m << MBUF_WORD_SHIFT) + W_BUF_ADDR]! + headroom, cap, flags, head + s + 1);
       }
-      this.u16[availRing + (idx & this.mask)] = head;
+      const slot = availRing + (idx & this.mask);
+      if (this.u16[slot] !== head) this.u16[slot] = head;
       idx = (idx + 1) & 0xffff;
     }
     f[st + G_NUM_FREE] = 0;

@@ -135,7 +135,7 @@ class VirtioTwin implements VirtioOps {
     const gpaHi = u32[w + VQG_W_GPA_HI]!;
     const b = burst >>> 2;
     for (let i = 0; i < n; i++) {
-      const head = u16[free + numFree - 1 - i]!;
+      const head = u16[free + numFree - n + i]!;
       const m = u32[b + i]!;
       u32[sw + head] = m;
       const d = (desc + head * DESC_SIZE) >>> 2;
@@ -143,7 +143,8 @@ class VirtioTwin implements VirtioOps {
       u32[d + 1] = gpaHi;
       u32[d + 2] = cap;
       u32[d + 3] = VRING_DESC_F_WRITE | ((head + 1) << 16);
-      u16[availRing + ((idx + i) & mask)] = head;
+      const slot = availRing + ((idx + i) & mask);
+      if (u16[slot] !== head) u16[slot] = head;
     }
     f[st + G_NUM_FREE] = numFree - n;
     return (idx + n) & 0xffff;
