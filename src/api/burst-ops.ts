@@ -110,7 +110,7 @@ export class BurstOps {
   macRewrite(burst: Burst, n: number, addrs: MacAddrs): void {
     this.check('macRewrite', burst, n);
     this.setAddrs(this.macStream, addrs);
-    this.macFwd(this.macStream, this.lc, burst.byteOffset, n);
+    this.macFwd(this.macStream, this.lc, burst.heapOffset, n);
   }
 
   /**
@@ -122,7 +122,7 @@ export class BurstOps {
    */
   macSwap(burst: Burst, n: number): void {
     this.check('macSwap', burst, n);
-    this.macswapK(this.engine, this.lc, burst.byteOffset, n);
+    this.macswapK(this.engine, this.lc, burst.heapOffset, n);
   }
 
   /**
@@ -135,7 +135,7 @@ export class BurstOps {
    */
   fiveTupleSwap(burst: Burst, n: number): void {
     this.check('fiveTupleSwap', burst, n);
-    this.fiveTupleSwapK(this.engine, this.lc, burst.byteOffset, n);
+    this.fiveTupleSwapK(this.engine, this.lc, burst.heapOffset, n);
   }
 
   /**
@@ -156,7 +156,7 @@ export class BurstOps {
       s = this.macStream;
       this.setAddrs(s, addrs);
     }
-    this.csumK(s, this.lc, burst.byteOffset, n);
+    this.csumK(s, this.lc, burst.heapOffset, n);
   }
 
   /** What `checksum` found bad on arrival, summed since these ops were made. Allocates: not per burst. */
@@ -180,10 +180,10 @@ export class BurstOps {
     this.check('copy src', src, n);
     this.check('copy dst', dst, n);
     // The allocation writes dst: sources under it would be lost.
-    if (src.byteOffset < dst.byteOffset + n * 4 && dst.byteOffset < src.byteOffset + n * 4 && n > 0) throw new ArgError('copy: src and dst bursts overlap');
+    if (src.heapOffset < dst.heapOffset + n * 4 && dst.heapOffset < src.heapOffset + n * 4 && n > 0) throw new ArgError('copy: src and dst bursts overlap');
     if (n <= 0) return 0;
     if (pool.allocBulk(dst, n) === 0) return 0;
-    const done = this.copyK(src.byteOffset, dst.byteOffset, n);
+    const done = this.copyK(src.heapOffset, dst.heapOffset, n);
     if (done === n) return n;
     const h = src[done]!;
     const len = this.mb.pktLen(h);
@@ -193,7 +193,7 @@ export class BurstOps {
 
   private check(what: string, burst: Burst, n: number): void {
     // n as a u32 in a kernel: a negative or fractional count would run past the burst.
-    if (burst.buffer !== this.heap.buffer || !Number.isInteger(n) || n < 0 || n > burst.length) throw badBurst(what, burst, n, this.heap.buffer);
+    if (burst.heapBuffer !== this.heap.buffer || !Number.isInteger(n) || n < 0 || n > burst.length) throw badBurst(what, burst, n, this.heap.buffer);
   }
 
   private setAddrs(s: number, addrs: MacAddrs): void {

@@ -30,7 +30,7 @@ export class RxQueueHandle {
    * @throws ArgError when `burst` is not in the heap or is shorter than `n`.
    */
   rxBurst(burst: Burst, n: number): number {
-    if (burst.buffer !== this.buffer || n > burst.length) throw badBurst(`port ${this.port} rxq ${this.queue}`, burst, n, this.buffer);
+    if (burst.heapBuffer !== this.buffer || n > burst.length) throw badBurst(`port ${this.port} rxq ${this.queue}`, burst, n, this.buffer);
     return this.q.rxBurst(burst, n);
   }
 
@@ -62,7 +62,7 @@ export class TxQueueHandle {
    * @throws ArgError when `burst` is not in the heap or is shorter than `n`.
    */
   txBurst(burst: Burst, n: number): number {
-    if (burst.buffer !== this.buffer || n > burst.length) throw badBurst(`port ${this.port} txq ${this.queue}`, burst, n, this.buffer);
+    if (burst.heapBuffer !== this.buffer || n > burst.length) throw badBurst(`port ${this.port} txq ${this.queue}`, burst, n, this.buffer);
     return this.q.txBurst(burst, n);
   }
 

@@ -265,7 +265,7 @@ export class Ethdev {
    */
   rxBurst(port: number, q: number, burst: Burst, n: number): number {
     const rxq = this.ports[port]?.rxq[q];
-    if (rxq === undefined || burst.buffer !== this.heap.buffer || n > burst.length) throw this.burstError(port, q, 'rx', burst, n);
+    if (rxq === undefined || burst.heapBuffer !== this.heap.buffer || n > burst.length) throw this.burstError(port, q, 'rx', burst, n);
     return rxq.rxBurst(burst, n);
   }
 
@@ -275,11 +275,11 @@ export class Ethdev {
    */
   txBurst(port: number, q: number, burst: Burst, n: number): number {
     const txq = this.ports[port]?.txq[q];
-    if (txq === undefined || burst.buffer !== this.heap.buffer || n > burst.length) throw this.burstError(port, q, 'tx', burst, n);
+    if (txq === undefined || burst.heapBuffer !== this.heap.buffer || n > burst.length) throw this.burstError(port, q, 'tx', burst, n);
     return txq.txBurst(burst, n);
   }
 
-  private burstError(port: number, q: number, dir: 'rx' | 'tx', burst: Uint32Array, n: number): ArgError {
+  private burstError(port: number, q: number, dir: 'rx' | 'tx', burst: Burst, n: number): ArgError {
     if (dir === 'rx') this.rxQueue(port, q);
     else this.txQueue(port, q);
     return badBurst(`port ${port} ${dir}q ${q}`, burst, n, this.heap.buffer);
@@ -515,8 +515,8 @@ export class Ethdev {
  * works on a burst at its heap byte offset, so a burst outside the heap would
  * make it read the heap's header as packets.
  */
-export function badBurst(what: string, burst: Uint32Array, n: number, buffer: ArrayBufferLike): ArgError {
-  if (burst.buffer !== buffer) return new ArgError(`${what}: burst is not in the heap (a plain Uint32Array?): make bursts with heap.burst(n)`);
+export function badBurst(what: string, burst: Burst, n: number, buffer: ArrayBufferLike): ArgError {
+  if (burst.heapBuffer !== buffer) return new ArgError(`${what}: burst is not in the heap (a plain Uint32Array, or a subarray of a burst?): make bursts with heap.burst(n) or heap.burstAt(offset, n)`);
   return new ArgError(`${what}: n=${n} does not fit a burst of ${burst.length}`);
 }
 

@@ -56,10 +56,10 @@ export type PktStatsOp = (burst: Burst, n: number, block: number) => void;
 export function pktStatsOp(heap: Heap): PktStatsOp {
   if (heap.kernels) {
     const k = heap.kernels.fn('ethdevPktStats');
-    return (burst, n, block) => k(burst.byteOffset, n, block);
+    return (burst, n, block) => k(burst.heapOffset, n, block);
   }
   const mb = new Mbufs(heap);
-  return (burst, n, block) => pktStatsTwin(mb, burst.byteOffset, n, block);
+  return (burst, n, block) => pktStatsTwin(mb, burst.heapOffset, n, block);
 }
 
 /** The twin of the ethdevPktStats kernel, same signature after the mbuf view: `objs` is the burst's heap offset. */

@@ -39,7 +39,7 @@ export function fiveTupleSwap(ctx: FwdContext): FwdEngine {
     fwd(fs: FwdStream): void {
       const n = receive(ctx, fs);
       if (n === 0) return;
-      swap(e, lc, burst.byteOffset, n);
+      swap(e, lc, burst.heapOffset, n);
       transmit(ctx, fs, n);
     },
   };

@@ -45,7 +45,7 @@ export function csum(ctx: FwdContext): FwdEngine {
     fwd(fs: FwdStream): void {
       const n = receive(ctx, fs);
       if (n === 0) return;
-      fix(block(fs), lc, burst.byteOffset, n);
+      fix(block(fs), lc, burst.heapOffset, n);
       transmit(ctx, fs, n);
     },
   };

@@ -18,7 +18,7 @@ export function mac(ctx: FwdContext): FwdEngine {
     fwd(fs: FwdStream): void {
       const n = receive(ctx, fs);
       if (n === 0) return;
-      fwd(block(fs), lc, burst.byteOffset, n);
+      fwd(block(fs), lc, burst.heapOffset, n);
       transmit(ctx, fs, n);
     },
   };

@@ -132,7 +132,7 @@ export function txonly(ctx: FwdContext): FwdEngine {
       if (nbSegs === 1) {
         if (pool.allocBulk(burst, want) === want) n = want;
         else while (n < want && (burst[n] = pool.alloc()) !== 0) n++;
-        fill(s, lc, burst.byteOffset, n);
+        fill(s, lc, burst.heapOffset, n);
       } else {
         txonlyTemplateWords(dv, s + FWDS_TMPL, words);
         for (; n < want; n++) {

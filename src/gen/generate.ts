@@ -299,8 +299,8 @@ export function makeSources(heap: Heap, planned: readonly PlannedStream[], part?
       pacer: part === undefined ? pacer : partPacer(pacer, part),
       planned: part === undefined ? planned : partPlanned(planned, part),
       fill: (burst: Burst, _first: number, n: number) => {
-        const bytes = ops.fill(s, lc, burst.byteOffset, n);
-        ops.csum(s, lc, burst.byteOffset, n);
+        const bytes = ops.fill(s, lc, burst.heapOffset, n);
+        ops.csum(s, lc, burst.heapOffset, n);
         if (skip > 0) skipVars(heap, s, skip);
         return bytes;
       },

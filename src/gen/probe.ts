@@ -114,7 +114,7 @@ export class ProbeTx {
   /** As stamp, with a tx time the caller read (ns of nowNs()'s clock). */
   stampAt(burst: Burst, n: number, txNs: number): number {
     this.f64[this.d + PTX_D_NOW] = txNs;
-    return this.ops.stamp(this.block, this.lc, burst.byteOffset, n);
+    return this.ops.stamp(this.block, this.lc, burst.heapOffset, n);
   }
 
   /** Numbers the next probe `seq` (a stream split over lcores: each part stamps the stream's numbers of its packets). */
@@ -217,7 +217,7 @@ export class ProbeRx {
   /** As check, with an rx time the caller read. */
   checkAt(burst: Burst, n: number, rxNs: number): number {
     this.heap.f64[this.d + PRX_D_NOW] = rxNs;
-    return this.ops.check(this.block, this.lc, burst.byteOffset, n);
+    return this.ops.check(this.block, this.lc, burst.heapOffset, n);
   }
 
   /** Packets that carried a probe of a tracked stream. */

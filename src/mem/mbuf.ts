@@ -529,7 +529,7 @@ export class Mbufs {
    */
   freeBulk(objs: Burst, n: number, off = 0): void {
     if (n <= 0) return;
-    const done = this.freeDirect(this.lc, objs.byteOffset + off * 4, n);
+    const done = this.freeDirect(this.lc, objs.heapOffset + off * 4, n);
     if (done !== n) this.freeBulkRest(objs, n, off, done);
   }
 
@@ -728,7 +728,7 @@ export class Mbufs {
 
   /** Total pktLen of `burst[0..n)`, for a queue's byte counters: one wasm call (mbufPktLenSum) on the wasm datapath. */
   pktLenSum(burst: Burst, n: number): number {
-    return this.lenSum(burst.byteOffset, n);
+    return this.lenSum(burst.heapOffset, n);
   }
   /** The twin of the mbufPktLenSum kernel (mbuf.as.ts), same signature: `objs` is the burst's heap offset. */
   pktLenSumTs(objs: number, n: number): number {

@@ -280,7 +280,7 @@ export class Mempool {
    * @returns n, or 0 when the pool (cache and ring together) has fewer than n.
    */
   getBulk(objs: Burst, n: number, off = 0): number {
-    return this.ops.getBulk(this.offset, this.lc, objs.byteOffset + off * 4, n);
+    return this.ops.getBulk(this.offset, this.lc, objs.heapOffset + off * 4, n);
   }
 
   /**
@@ -288,7 +288,7 @@ export class Mempool {
    * for handles of this pool; returning more than the pool holds throws.
    */
   putBulk(objs: Burst, n: number, off = 0): void {
-    if (this.ops.putBulk(this.offset, this.lc, objs.byteOffset + off * 4, n) !== n) throw this.overflow(objs[off]!);
+    if (this.ops.putBulk(this.offset, this.lc, objs.heapOffset + off * 4, n) !== n) throw this.overflow(objs[off]!);
   }
 
   /** One handle, or 0 when the pool is empty (rte_mempool_get). */
@@ -309,7 +309,7 @@ export class Mempool {
    * @returns n, or 0 when the pool has fewer than n.
    */
   allocBulk(objs: Burst, n: number, off = 0): number {
-    return this.ops.allocBulk(this.offset, this.lc, objs.byteOffset + off * 4, n);
+    return this.ops.allocBulk(this.offset, this.lc, objs.heapOffset + off * 4, n);
   }
 
   /** How many of `n` handles this lcore's cache takes before it must flush (0 without a cache). */

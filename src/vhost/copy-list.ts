@@ -9,7 +9,7 @@
  * `flush()` must run before the other side may see the bytes (before the
  * used index is published).
  */
-import type { Heap } from '../eal/heap.js';
+import type { Burst, Heap } from '../eal/heap.js';
 
 /** Copies gathered before a flush is forced. */
 export const COPY_LIST_MAX = 1024;
@@ -18,7 +18,7 @@ export const COPY_LIST_MAX = 1024;
 const HDR_SLOTS = COPY_LIST_MAX / 2;
 
 export class CopyList {
-  private readonly list: Uint32Array;
+  private readonly list: Burst;
   private readonly slots: number;
   private nSlots = 0;
   /** The kernel, or its twin: chosen once. */
@@ -27,7 +27,7 @@ export class CopyList {
 
   constructor(heap: Heap) {
     this.list = heap.scratch('vhost copy list', COPY_LIST_MAX * 3);
-    this.slots = heap.scratch('vhost header slots', HDR_SLOTS * 4).byteOffset;
+    this.slots = heap.scratch('vhost header slots', HDR_SLOTS * 4).heapOffset;
     const k = heap.kernels;
     this.copy = k !== null ? k.fn('vhostCopyList') : copyListTs(heap.u8, heap.u32);
   }
@@ -51,7 +51,7 @@ export class CopyList {
     this.nSlots = 0;
     if (n === 0) return;
     this.n = 0;
-    this.copy(this.list.byteOffset, n);
+    this.copy(this.list.heapOffset, n);
   }
 }
 

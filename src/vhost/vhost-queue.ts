@@ -245,10 +245,10 @@ export class VhostQueue {
       u32[qw + VQ_W_LAST_AVAIL] = lastAvail;
       u32[qw + VQ_W_USED_IDX] = usedIdx;
       u32[qw + VQ_W_AVAIL] = avail - spent;
-      u32[qw + VQ_W_ADDRS] = this.addrs.byteOffset;
+      u32[qw + VQ_W_ADDRS] = this.addrs.heapOffset;
       let done: number;
       try {
-        done = this.ops.enqueue(this.q, this.lc, mbufs.byteOffset + sent * 4, n - sent);
+        done = this.ops.enqueue(this.q, this.lc, mbufs.heapOffset + sent * 4, n - sent);
       } catch (e) {
         this.trapped(e);
         return 0;
@@ -392,9 +392,9 @@ export class VhostQueue {
     u32[qw + VQ_W_LAST_AVAIL] = lastAvail;
     u32[qw + VQ_W_USED_IDX] = usedIdx;
     u32[qw + VQ_W_SEG_ROOM] = segRoom;
-    u32[qw + VQ_W_ADDRS] = this.addrs.byteOffset;
+    u32[qw + VQ_W_ADDRS] = this.addrs.heapOffset;
     try {
-      got = this.ops.dequeue(this.q, this.lc, mbufs.byteOffset, count);
+      got = this.ops.dequeue(this.q, this.lc, mbufs.heapOffset, count);
     } catch (e) {
       this.trapped(e);
       mb.freeBulk(mbufs, count);
@@ -515,7 +515,7 @@ export class VhostQueue {
     u32[qw + VQ_W_LAST_AVAIL] = this.lastAvail;
     u32[qw + VQ_W_USED_IDX] = this.lastUsed;
     u32[qw + VQ_W_WRAP] = this.wa | (this.wu << 1);
-    u32[qw + VQ_W_ADDRS] = this.addrs.byteOffset;
+    u32[qw + VQ_W_ADDRS] = this.addrs.heapOffset;
   }
 
   /** Moves the avail position by `k` descriptors. */
@@ -551,7 +551,7 @@ export class VhostQueue {
       this.packedCall(n - sent);
       let done: number;
       try {
-        done = this.ops.enqueuePacked(this.q, this.lc, mbufs.byteOffset + sent * 4, n - sent);
+        done = this.ops.enqueuePacked(this.q, this.lc, mbufs.heapOffset + sent * 4, n - sent);
       } catch (e) {
         this.trapped(e);
         return 0;
@@ -642,7 +642,7 @@ export class VhostQueue {
     this.u32[this.qw + VQ_W_SEG_ROOM] = segRoom;
     let got: number;
     try {
-      got = this.ops.dequeuePacked(this.q, this.lc, mbufs.byteOffset, count);
+      got = this.ops.dequeuePacked(this.q, this.lc, mbufs.heapOffset, count);
     } catch (e) {
       this.trapped(e);
       mb.freeBulk(mbufs, count);

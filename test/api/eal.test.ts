@@ -86,6 +86,10 @@ describe('ports from the main thread', () => {
     const plain = new Uint32Array(32) as Burst; // what the Burst type exists to prevent: a cast
     assert.throws(() => eal.rxQueue(0, 0).rxBurst(plain, 32), (e: unknown) => e instanceof ArgError && /port 0 rxq 0: burst is not in the heap/.test(e.message));
     assert.throws(() => eal.ethdev.txBurst(1, 0, plain, 1), (e: unknown) => e instanceof ArgError && /port 1 txq 0: burst is not in the heap/.test(e.message));
+    // A subarray lies in the heap but carries no heapOffset for the kernels: refused, not read at offset 0.
+    const whole = eal.burst(8);
+    assert.equal(whole.heapOffset, whole.byteOffset);
+    assert.throws(() => eal.txQueue(1, 0).txBurst(whole.subarray(2) as Burst, 1), (e: unknown) => e instanceof ArgError && /burst is not in the heap \(a plain Uint32Array, or a subarray of a burst\?\)/.test(e.message));
     assert.throws(() => eal.txQueue(1, 0).txBurst(eal.burst(4), 8), (e: unknown) => e instanceof ArgError && /n=8 does not fit a burst of 4/.test(e.message));
     await eal.close();
   });

@@ -33,7 +33,7 @@ function sendMarked(env: ReturnType<typeof ports>, p: number, n: number, tag: nu
     env.heap.u8.set([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 0x77, 0x88, 0xb5, tag, i], at);
   }
   let sent = 0;
-  while (sent < n) sent += env.ethdev.txBurst(p, 0, burst.subarray(sent) as typeof burst, n - sent);
+  while (sent < n) sent += env.ethdev.txBurst(p, 0, env.heap.burstAt(burst.heapOffset + 4 * sent, n - sent), n - sent);
 }
 
 /** Receives from port `p` until `ms` pass, counting the frames carrying `tag`; frees everything. */

@@ -47,7 +47,7 @@ export function main(ctx: LcoreContext<L3fwdLcoreArgs>): number {
       if (n === 0) continue;
       rx += n;
       u32[sw + L3L_W_RX_PORT] = rxPorts[i]!;
-      const nd = route(s, burst.byteOffset, n);
+      const nd = route(s, burst.heapOffset, n);
       if (nd > 0) mb.freeBulk(drops, nd);
       for (let k = 0; k < a.ports.length; k++) {
         const p = a.ports[k]!;

@@ -74,7 +74,7 @@ export class AfPacketRxQueue implements RxQueue {
   }
 
   rxBurst(burst: Burst, n: number): number {
-    return this.ops.rx(this.q, this.lc, burst.byteOffset, n);
+    return this.ops.rx(this.q, this.lc, burst.heapOffset, n);
   }
 
   descriptor(): AfPacketQueueDesc {
@@ -105,7 +105,7 @@ export class AfPacketTxQueue implements TxQueue {
   }
 
   txBurst(burst: Burst, n: number): number {
-    const taken = this.ops.tx(this.q, this.lc, burst.byteOffset, n);
+    const taken = this.ops.tx(this.q, this.lc, burst.heapOffset, n);
     const u32 = this.u32;
     // A full ring is kicked too: a kick that found no room (ENOBUFS) must be retried by someone.
     if (u32[this.w + AFPQ_W_SENT] !== 0 || u32[this.w + AFPQ_W_FULL] !== 0) this.kick(this.fd);

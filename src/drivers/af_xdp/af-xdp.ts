@@ -192,7 +192,7 @@ class AfXdpRxQueue implements RxQueue {
   }
 
   rxBurst(burst: Burst, n: number): number {
-    const got = this.ops.rx(this.q, this.lc, burst.byteOffset, n);
+    const got = this.ops.rx(this.q, this.lc, burst.heapOffset, n);
     if (this.u32[this.w + AFXQ_W_KICK] !== 0) this.wake(this.fd);
     return got;
   }
@@ -226,7 +226,7 @@ class AfXdpTxQueue implements TxQueue {
   }
 
   txBurst(burst: Burst, n: number): number {
-    const taken = this.ops.tx(this.q, this.lc, burst.byteOffset, n);
+    const taken = this.ops.tx(this.q, this.lc, burst.heapOffset, n);
     const u32 = this.u32;
     if (u32[this.w + AFXQ_W_KICK] !== 0) this.kick(this.fd);
     // The packets tx copied or dropped are at the burst's front: what the kernel's free left, freed here.

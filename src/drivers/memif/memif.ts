@@ -216,7 +216,7 @@ class MemifRxQueue implements RxQueue {
   rxBurst(burst: Burst, n: number): number {
     // busy brackets every touch of the rings: the control plane parks the queue, then waits for 0.
     Atomics.store(this.i32, this.busy, 1);
-    const got = this.zc ? this.ops.rxZc(this.q, this.lc, burst.byteOffset, n) : this.ops.rx(this.q, this.lc, burst.byteOffset, n);
+    const got = this.zc ? this.ops.rxZc(this.q, this.lc, burst.heapOffset, n) : this.ops.rx(this.q, this.lc, burst.heapOffset, n);
     Atomics.store(this.i32, this.busy, 0);
     return got;
   }
@@ -255,7 +255,7 @@ class MemifTxQueue implements TxQueue {
     const w = this.w;
     Atomics.store(this.i32, w + MQ_W_BUSY, 1);
     const done = this.done;
-    const sent = done ? this.ops.txZc(this.q, this.lc, burst.byteOffset, n) : this.ops.tx(this.q, this.lc, burst.byteOffset, n);
+    const sent = done ? this.ops.txZc(this.q, this.lc, burst.heapOffset, n) : this.ops.tx(this.q, this.lc, burst.heapOffset, n);
     // Only when the receiver asked (no MASK_INT on its ring): DPDK's polling peers never do.
     if (this.u32[w + MQ_W_KICK] !== 0) eventfdWrite(this.u32[w + MQ_W_INT_FD]!);
     Atomics.store(this.i32, w + MQ_W_BUSY, 0);

@@ -45,7 +45,7 @@ class NullRxQueue implements RxQueue {
   }
 
   rxBurst(burst: Burst, n: number): number {
-    return this.ops.rx(this.q, this.lc, burst.byteOffset, n);
+    return this.ops.rx(this.q, this.lc, burst.heapOffset, n);
   }
 
   descriptor(): NullQueueDesc {
@@ -69,7 +69,7 @@ class NullTxQueue implements TxQueue {
 
   txBurst(burst: Burst, n: number): number {
     // The kernel (or twin) frees the common case; clones and refusals are the general free's.
-    this.mb.freeBulkRest(burst, n, 0, this.ops.tx(this.q, this.lc, burst.byteOffset, n));
+    this.mb.freeBulkRest(burst, n, 0, this.ops.tx(this.q, this.lc, burst.heapOffset, n));
     return n;
   }
 

@@ -164,7 +164,7 @@ class PcapRxQueue implements RxQueue {
     } else {
       // Replay: the kernel (or twin) fills up to a packet that needs a chain; TypeScript builds that one, then the kernel goes on.
       for (let tries = 0; got < n && tries < n; tries++) {
-        got += this.ops.replay(d.replay, this.lc, burst.byteOffset + got * 4, n - got);
+        got += this.ops.replay(d.replay, this.lc, burst.heapOffset + got * 4, n - got);
         if (got < n) got += this.replayChain(burst, got);
       }
     }

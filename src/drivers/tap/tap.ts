@@ -153,7 +153,7 @@ class TapRxQueue extends TapQueue implements RxQueue {
       avail = 1 + this.spares;
       if (this.mp.allocBulk(this.fresh, avail) !== avail) avail = 0;
     }
-    const got = this.read(this.u8, this.q, burst.byteOffset, want, avail);
+    const got = this.read(this.u8, this.q, burst.heapOffset, want, avail);
     const { u32, f64, w, stats } = this;
     const front = u32[w + TAPQ_W_FRONT]!;
     const back = u32[w + TAPQ_W_BACK]!;
@@ -181,7 +181,7 @@ class TapTxQueue extends TapQueue implements TxQueue {
   /** Writes the packets in order until the tap has no room; frees what it took (sent, or dropped as oerrors). */
   txBurst(burst: Burst, n: number): number {
     if (n <= 0) return 0;
-    const taken = this.write(this.u8, this.q, burst.byteOffset, n);
+    const taken = this.write(this.u8, this.q, burst.heapOffset, n);
     if (taken === 0) return 0;
     const { u32, f64, w, stats } = this;
     const errors = u32[w + TAPQ_W_ERRORS]!;

@@ -205,7 +205,7 @@ export class PackedRxQueue extends PackedQueue implements RxQueue {
     const st = this.st;
     let got = 0;
     // One-buffer packets in one call (virtioPackedRx, which counts them), until the first that is not.
-    if (this.rx.mrg) got = this.pops.rx(this.s, this.lc, burst.byteOffset, n);
+    if (this.rx.mrg) got = this.pops.rx(this.s, this.lc, burst.heapOffset, n);
     const counted = got;
     let bytes = 0;
     while (got < n) {
@@ -279,7 +279,7 @@ export class PackedRxQueue extends PackedQueue implements RxQueue {
       f[this.stats + RXQ_NOMBUF] += nfree * k;
       return;
     }
-    if (k === 1) this.pops.rxFill(this.s, this.lc, this.rx.refill.byteOffset, nfree);
+    if (k === 1) this.pops.rxFill(this.s, this.lc, this.rx.refill.heapOffset, nfree);
     else {
       const u32 = this.u32;
       const headroom = this.rx.pool.headroom - NET_HDR_SIZE; // fresh mbufs: data at the headroom, header just before
@@ -370,7 +370,7 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
     // One-segment packets with their header pushed, in one call (virtioPackedTx, which counts them), until
     // the first that is not; each time the ring runs out, again after taking completions back.
     for (;;) {
-      sent += this.pops.tx(this.s, this.lc, burst.byteOffset + 4 * sent, n - sent);
+      sent += this.pops.tx(this.s, this.lc, burst.heapOffset + 4 * sent, n - sent);
       if (sent === n || f[st + G_NUM_FREE]! > 0) break;
       this.cleanup();
       if (f[st + G_NUM_FREE] === 0) {
@@ -487,7 +487,7 @@ export class PackedTxQueue extends PackedQueue implements TxQueue {
 
   /** Takes back completed chains (virtioPackedTxCleanup), mbufs freed in one batch (TxReclaim). */
   private cleanup(): void {
-    this.reclaim.packets(this.stage, 0, this.pops.txCleanup(this.s, this.lc, this.stage.byteOffset, this.num));
+    this.reclaim.packets(this.stage, 0, this.pops.txCleanup(this.s, this.lc, this.stage.heapOffset, this.num));
   }
 
   /** Frees every packet still on the ring (the device has stopped). */

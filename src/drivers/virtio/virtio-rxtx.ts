@@ -223,7 +223,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     if (rx.mrg) {
       // One-buffer packets in one call (virtioRx, which counts them), until the first that is not.
       u32[this.w + VQG_W_READY] = ready;
-      got = i = this.ops.rx(this.s, this.lc, burst.byteOffset, n);
+      got = i = this.ops.rx(this.s, this.lc, burst.heapOffset, n);
     }
     const counted = got;
     while (i < ready && got < n) {
@@ -311,7 +311,7 @@ export class VirtioRxQueue extends GuestQueue implements RxQueue {
     const headroom = this.rx.pool.headroom - NET_HDR_SIZE; // fresh mbufs: data at the headroom, header just before
     const cap = this.rx.cap;
     if (k === 1) {
-      idx = this.ops.rxFill(this.s, this.lc, this.rx.refill.byteOffset, nfree);
+      idx = this.ops.rxFill(this.s, this.lc, this.rx.refill.heapOffset, nfree);
       nfree = 0;
     }
     // Bottom first, as virtioRxFill: the heads in the order the device used them.
@@ -401,7 +401,7 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
     // the first that is not; each time the ring runs out, again after taking completions back.
     for (;;) {
       u32[this.w + VQG_W_IDX] = idx;
-      const took = this.ops.tx(this.s, this.lc, burst.byteOffset + 4 * sent, n - sent);
+      const took = this.ops.tx(this.s, this.lc, burst.heapOffset + 4 * sent, n - sent);
       sent += took;
       idx = (idx + took) & 0xffff;
       if (sent === n || f[st + G_NUM_FREE]! > 0) break;
@@ -502,7 +502,7 @@ export class VirtioTxQueue extends GuestQueue implements TxQueue {
       f[st + G_BAD_USED]++;
       return;
     }
-    this.reclaim.packets(this.stage, 0, this.ops.txCleanup(this.s, this.lc, this.stage.byteOffset, ready));
+    this.reclaim.packets(this.stage, 0, this.ops.txCleanup(this.s, this.lc, this.stage.heapOffset, ready));
   }
 
   /** Frees every packet still on the ring (the device has stopped). */
