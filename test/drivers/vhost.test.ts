@@ -274,7 +274,7 @@ describe('vhost and virtio_user, in process', () => {
       const { heap, ethdev } = t;
       const ring = (ethdev.rxQueue(t.guest, 0).descriptor() as unknown as { ring: { avail: number; num: number } }).ring;
       const idx = Atomics.load(heap.u16, (ring.avail + 2) >>> 1);
-      assert.ok(idx > ring.num || idx < 3000 - ring.num, 'the avail index has gone round the ring');
+      assert.ok(idx > ring.num, `the avail index (${idx}) has gone round the ring of ${ring.num}`);
       // Oldest to newest: the ring's entries ending at the last one published.
       const entries = Array.from({ length: ring.num }, (_, p) => heap.u16[(ring.avail + 4 + 2 * ((idx - ring.num + p) & (ring.num - 1))) >>> 1]!);
       const heads = [...new Set(entries)].sort((a, b) => a - b);
