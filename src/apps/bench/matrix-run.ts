@@ -35,7 +35,7 @@ export const measureTestpmd: MeasureFn = (cell, variant, config) => {
  * has been seen to print its first statistics 12 s after its start here.
  */
 const VHOST_STARTUP = 12;
-/** The host outlives the guest by this much, so the guest's last second still has a peer. */
+/** Seconds the host's run may take beyond the guest's (it starts first); the side not measured is stopped when the measured one ends. */
 const HOST_MARGIN = 6;
 const SOCKET_WAIT_MS = 30_000;
 
@@ -49,7 +49,9 @@ async function measureVhostUser(cell: Cell, variant: Variant, config: MatrixConf
   const dir = mkdtempSync(join(tmpdir(), 'dpkit-bench-vhost-'));
   const sock = join(dir, 'vh.sock');
   const { host, guest } = vhostUserArgs(cell, variant, sock);
-  const run = (side: VhostUserSide, name: string, startup: number) =>
+  let guestEnded!: () => void;
+  const guestDone = new Promise<void>((r) => (guestEnded = r));
+  const run = (side: VhostUserSide, name: string, startup: number, peerOf?: Promise<unknown>) =>
     runTestpmd({
       system: side.system,
       eal: side.eal,
@@ -61,13 +63,16 @@ async function measureVhostUser(cell: Cell, variant: Variant, config: MatrixConf
       checkout: side.system === 'dpkit' ? variant.checkout : undefined,
       dpdk: variant.dpdk,
       prefix: `dpkit-bench-${process.pid}-${name}`,
+      stopWhen: side.measured ? undefined : peerOf,
     });
   try {
-    const hostRun = run(host, 'host', VHOST_STARTUP + HOST_MARGIN);
+    // The side not measured runs until the measured one has its blocks, and then stops.
+    const hostRun = run(host, 'host', VHOST_STARTUP + HOST_MARGIN, guestDone);
     hostRun.catch(() => {}); // awaited below; a failure before then must not go unhandled
     const deadline = Date.now() + SOCKET_WAIT_MS;
     while (!existsSync(sock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const guestRun = existsSync(sock) ? run(guest, 'guest', VHOST_STARTUP) : Promise.reject(new Error(`the ${host.system} host did not listen at ${sock} within ${SOCKET_WAIT_MS / 1000} s`));
+    const guestRun = existsSync(sock) ? run(guest, 'guest', VHOST_STARTUP, hostRun) : Promise.reject(new Error(`the ${host.system} host did not listen at ${sock} within ${SOCKET_WAIT_MS / 1000} s`));
+    guestRun.then(guestEnded, guestEnded);
     const [h, g] = await Promise.allSettled([hostRun, guestRun]);
     const measured = host.measured ? h : g;
     if (measured.status === 'fulfilled') return measured.value;

@@ -10,6 +10,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Cell, MatrixConfig, Variant } from './matrix.js';
+import { BenchRunError } from '../../errors.js';
 import { runTestpmd, type System } from './testpmd-run.js';
 
 /** Seconds the server waits for its client to start (a DPDK client needs 3 s or more on a loaded machine), added to its run. */
@@ -34,8 +35,10 @@ export function memifSideArgs(cell: Cell, role: 'server' | 'client', socket: str
 
 /**
  * One measurement of the pair: the server's received Mpps over the measured
- * seconds (the client's own rate is read too, and must not be zero).
- * @throws Error when either process fails or the client sent nothing.
+ * seconds. The client's rate is not used; when the server fails, the client's
+ * failure is reported beside it (a server without a client fails for want of
+ * traffic, a client stopped by a failed server fails after it).
+ * @throws Error when the server fails.
  */
 export async function measureMemifPair(cell: Cell, variant: Variant, config: MatrixConfig): Promise<number> {
   const socket = `/tmp/dpkit-bench-memif-${process.pid}-${pairs++}.sock`;
@@ -60,7 +63,10 @@ export async function measureMemifPair(cell: Cell, variant: Variant, config: Mat
   // A server that fails before its first statistics must not leave the client waiting.
   server.catch(() => startClient());
   await serverUp;
-  const client = runTestpmd({ system: peer, ...clientSide, seconds: config.seconds, warmup: config.warmup, countTx: true, lead: 4, dpdk: variant.dpdk });
-  const [mpps] = await Promise.all([server, client]);
-  return mpps;
+  // The client feeds the server until the server has its measured blocks, and then stops.
+  const client = runTestpmd({ system: peer, ...clientSide, seconds: config.seconds, warmup: config.warmup, countTx: true, lead: 4, dpdk: variant.dpdk, stopWhen: server });
+  const [s, c] = await Promise.allSettled([server, client]);
+  if (s.status === 'fulfilled') return s.value;
+  if (c.status === 'fulfilled' || !(s.reason instanceof Error) || !(c.reason instanceof Error)) throw s.reason;
+  throw new BenchRunError(`server: ${s.reason.message}; client: ${c.reason.message}`);
 }

@@ -42,6 +42,12 @@ export interface TestpmdRun {
   lead?: number;
   /** Sees the process's stdout as it comes (a memif pair starts its client once the server prints statistics). */
   onOutput?: (text: string) => void;
+  /**
+   * The measured run this one is the peer of (a vhost-user host feeding its guest, a memif client
+   * its server): this run is stopped once that one ends, and not at its own measured blocks, which
+   * may come before the other's last second.
+   */
+  stopWhen?: Promise<unknown>;
 }
 
 /** The /metrics port of a watched run (one run at a time); the dashboard takes the next. */
@@ -117,6 +123,9 @@ function keepLog(system: System, cmd: string, args: string[], out: string, err: 
 
 /**
  * Runs one testpmd and returns its median rate in Mpps over the measured seconds.
+ * Either system is stopped with SIGINT once its measured blocks are in (or, as
+ * a peer, once the run it serves ends); its --duration, or `timeout` for
+ * DPDK's, only bounds a run that never gets there.
  * @throws BenchRunError when the process fails or prints no throughput, naming the log of its output.
  */
 export async function runTestpmd(run: TestpmdRun): Promise<number> {
@@ -153,13 +162,16 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     child.on('exit', () => exited());
     let text = '';
     let stopping = false;
+    const stop = () => {
+      if (stopping || child.exitCode !== null || child.signalCode !== null) return;
+      stopping = true;
+      child.kill('SIGINT');
+    };
+    run.stopWhen?.then(stop, stop);
     child.stdout.on('data', (d: Buffer) => {
       text += d.toString();
       run.onOutput?.(text);
-      if (run.system === 'dpdk' && !stopping && measuredBlocksIn(text, run.countTx, warm, run.seconds)) {
-        stopping = true;
-        child.kill('SIGINT');
-      }
+      if (!run.stopWhen && !stopping && measuredBlocksIn(text, run.countTx, warm, run.seconds)) stop();
     });
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', (e) => reject(new BenchRunError(`${run.system} testpmd did not start: ${e.message}`)));

@@ -129,6 +129,26 @@ describe('bench matrix runs', () => {
     assert.match(readFileSync(e.log!, 'utf8'), /--forward-mode=nosuchmode[\s\S]*--- stderr\n.*unknown/);
   });
 
+  it('stops a dpkit run once its measured blocks are in, and a peer only when the run it serves ends', async () => {
+    const base = { system: 'dpkit' as const, eal: ['--vdev', 'net_null0'], app: ['--forward-mode=io'], seconds: 1, warmup: 0, countTx: false };
+    const seen = (into: string[]) => (text: string) => (into[0] = text);
+    // A start-up allowance of a minute is only a bound: the run is stopped by SIGINT when its block is in.
+    const own: string[] = [];
+    assert.ok((await runTestpmd({ ...base, startup: 60, onOutput: seen(own) })) > 0);
+    assert.match(own[0]!, /Signal 2 received, preparing to exit/);
+    // A peer whose run never ends is not stopped at its own blocks: it runs to its --duration.
+    const unstopped: string[] = [];
+    assert.ok((await runTestpmd({ ...base, stopWhen: new Promise(() => {}), onOutput: seen(unstopped) })) > 0);
+    assert.doesNotMatch(unstopped[0]!, /Signal 2 received/);
+    // A peer whose run has ended is stopped, whatever its own allowance.
+    const stopped: string[] = [];
+    let end!: () => void;
+    const served = new Promise<void>((r) => (end = r));
+    const peer = runTestpmd({ ...base, startup: 60, stopWhen: served, onOutput: (text) => (seen(stopped)(text), text.includes('Port statistics ====') && end()) });
+    await peer.catch(() => {}); // stopped at its first block, it may have no measured second
+    assert.match(stopped[0]!, /Signal 2 received, preparing to exit/);
+  });
+
   it('refuses files that are not reports, naming the file and the problem', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dpkit-bench-'));
     const put = (name: string, text: string) => {
