@@ -53,7 +53,9 @@ Matrix options:
   --html FILE        a self-contained HTML report with charts
   --docs FILE        rewrite this preset's generated section of a Markdown file
 Micro-benchmark options:
-  --reps N, --duration MS, --warmup MS, --filter TEXT, --quick, --json FILE
+  --reps N, --duration MS, --warmup MS, --quick, --json FILE
+  --filter TEXT      the cases whose names hold one of these comma-separated
+                     parts, and none of those given as !PART
   --dpdk PATH        (vhost) DPDK's pair from this build instead of the one on PATH; repeatable
   --checkout NAME=DIR  also run each case on another built checkout, alternating,
                      and report this tree / NAME with a 95 % interval (repeatable)

@@ -45,14 +45,19 @@ export interface CaseResult {
  * The cases `filter` selects: a filter that is one case's whole name selects
  * that case alone (how an alternating run names a case to a checkout's
  * process, where case names hold commas: "hash lookupBulk 16, wasm"), else
- * every case whose name holds one of its comma-separated substrings.
+ * every case whose name holds one of its comma-separated substrings and none
+ * of its "!"-prefixed ones ("host-to-guest,!avail-per-packet"; only "!" parts
+ * keep every case but those).
  * @throws ArgError when none matches
  */
 export function filterCases(benchmark: Benchmark, opts: BenchOptions, filter?: string): BenchCase[] {
   const all = benchmark.cases(opts);
   const exact = all.filter((c) => c.name === filter);
-  const wanted = filter?.split(',').filter(Boolean);
-  const cases = exact.length > 0 ? exact : all.filter((c) => !wanted || wanted.some((w) => c.name.includes(w)));
+  const parts = filter?.split(',').filter(Boolean) ?? [];
+  const wanted = parts.filter((p) => !p.startsWith('!'));
+  const unwanted = parts.filter((p) => p.startsWith('!') && p.length > 1).map((p) => p.slice(1));
+  const selected = (name: string) => (wanted.length === 0 || wanted.some((w) => name.includes(w))) && !unwanted.some((u) => name.includes(u));
+  const cases = exact.length > 0 ? exact : all.filter((c) => selected(c.name));
   if (cases.length === 0) throw new ArgError(`bench ${benchmark.name}: no case matches --filter ${filter}`);
   return cases;
 }

@@ -40,6 +40,10 @@ describe('bench --checkout for micro-benchmarks', () => {
     assert.deepEqual(filterCases(b, opts, 'hash lookupBulk 16, wasm').map((c) => c.name), ['hash lookupBulk 16, wasm']);
     // Not a whole name: comma-separated substrings, as a user types them.
     assert.deepEqual(filterCases(b, opts, 'wasm,ts').map((c) => c.name), names.slice(0, 3));
+    // "!" leaves out what holds it, with or without parts that select.
+    assert.deepEqual(filterCases(b, opts, 'lookupBulk 16,!ts').map((c) => c.name), ['hash lookupBulk 16, wasm']);
+    assert.deepEqual(filterCases(b, opts, '!wasm').map((c) => c.name), names.slice(2));
+    assert.throws(() => filterCases(b, opts, 'ts,!hash'), (e: unknown) => e instanceof ArgError && /no case matches --filter ts,!hash/.test(e.message));
     assert.throws(() => filterCases(b, opts, 'lpm6'), (e: unknown) => e instanceof ArgError && /no case matches --filter lpm6/.test(e.message));
   });
 });
