@@ -9,14 +9,14 @@
  * the same way in the same run when dpdk-testpmd is installed: two processes
  * over a vhost-user socket, rxonly's Rx-pps second by second.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { rmSync } from 'node:fs';
 import Table from 'cli-table3';
 import type { ThreadSpec } from '../src/apps/bench/harness.js';
 import { compareByMode } from '../src/apps/bench/modes.js';
 import { bootstrapRatio, summarize, verdict } from '../src/apps/bench/stats.js';
-import { dpdkTestpmd, parseThroughput } from '../src/apps/bench/testpmd-run.js';
+import { runVhostUserPair } from '../src/apps/bench/matrix-run.js';
+import type { VhostUserSide } from '../src/apps/bench/matrix.js';
+import { dpdkTestpmd } from '../src/apps/bench/testpmd-run.js';
 import type { BenchOptions, Benchmark, BenchCase } from '../src/apps/bench/types.js';
 import { drivers } from '../src/drivers/index.js';
 import { Ethdev } from '../src/ethdev/ethdev.js';
@@ -63,39 +63,25 @@ function threads(dir: Direction, size: number, availPerPacket: boolean): ThreadS
     : [side(guest, guestPool, 'txonly', 1, 1, false), side(host, hostPool, 'rxonly', 2, 0, true)];
 }
 
-/** DPDK's pair: vhost txonly on CPU 0, virtio-user rxonly on CPU 1 (or the reverse roles), two dpdk-testpmd processes over one vhost-user socket. */
+/**
+ * DPDK's pair: vhost txonly on CPU 0, virtio-user rxonly on CPU 1 (or the reverse roles), two
+ * dpdk-testpmd processes over one vhost-user socket, run as the vhost-user preset runs its pairs.
+ */
 async function dpdkPair(bin: string, dir: Direction, size: number, opts: BenchOptions, inOrder = true): Promise<{ mpps: number; gc: number }> {
   const sock = `/tmp/dpkit-bench-dpdk-${process.pid}.sock`;
   rmSync(sock, { force: true });
-  const eal = ['--no-huge', '-m', '1024', '--no-pci'];
-  const warm = Math.max(1, Math.round(opts.warmupMs / 1000));
-  const secs = Math.max(1, Math.round(opts.durationMs / 1000));
-  const txArgs = ['--forward-mode=txonly', `--txpkts=${txPkts(size).join(',')}`, '--stats-period', '1'];
-  const rxArgs = ['--forward-mode=rxonly', '--stats-period', '1'];
-  const hostArgs = [...(dir === 'host-to-guest' ? txArgs : rxArgs)];
-  const guestArgs = [...(dir === 'host-to-guest' ? rxArgs : txArgs)];
-  const run = (prefix: string, lcores: string, vdev: string, app: string[], seconds: number) =>
-    new Promise<string>((resolve) => {
-      const child = spawn('timeout', ['-s', 'INT', String(seconds), bin, '--lcores', lcores, ...eal, '--file-prefix', prefix, '--vdev', vdev, '--', ...app], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.on('exit', () => {
-        rmSync(`/var/run/dpdk/${prefix}`, { recursive: true, force: true });
-        resolve(out);
-      });
-    });
-  const total = warm + secs + 6;
-  const hostOut = run(`dpkit-vh-${process.pid}`, '0@0,1@0', `net_vhost0,iface=${sock},queues=1`, hostArgs, total + 2);
-  for (let i = 0; i < 100 && !existsSync(sock); i++) await sleep(100);
-  const guestOut = await run(`dpkit-vu-${process.pid}`, '0@1,1@1', `virtio_user0,path=${sock}${inOrder ? '' : ',in_order=0'}`, guestArgs, total);
-  const rxOut = dir === 'host-to-guest' ? guestOut : await hostOut;
-  await hostOut;
-  rmSync(sock, { force: true });
-  const samples = parseThroughput(rxOut, false);
-  const first = samples.findIndex((s) => s > 0);
-  const measured = first < 0 ? [] : samples.slice(first + warm, first + warm + secs);
-  if (measured.length === 0) throw new Error(`DPDK vhost pair (${dir}, ${size} B) printed no throughput`);
-  return { mpps: summarize(measured).median / 1e6, gc: 0 };
+  const txArgs = ['--forward-mode=txonly', `--txpkts=${txPkts(size).join(',')}`];
+  const rxArgs = ['--forward-mode=rxonly'];
+  const toGuest = dir === 'host-to-guest';
+  const host: VhostUserSide = { system: 'dpdk', eal: ['--lcores', '0@0,1@0', '--vdev', `net_vhost0,iface=${sock},queues=1`], app: toGuest ? txArgs : rxArgs, measured: !toGuest };
+  const guest: VhostUserSide = { system: 'dpdk', eal: ['--lcores', '0@1,1@1', '--vdev', `virtio_user0,path=${sock}${inOrder ? '' : ',in_order=0'}`], app: toGuest ? rxArgs : txArgs, measured: toGuest };
+  const seconds = Math.max(1, Math.round(opts.durationMs / 1000));
+  const warmup = Math.max(1, Math.round(opts.warmupMs / 1000));
+  try {
+    return { mpps: await runVhostUserPair(host, guest, sock, { seconds, warmup, dpdk: bin }), gc: 0 };
+  } finally {
+    rmSync(sock, { force: true });
+  }
 }
 
 export const benchmark: Benchmark = {

@@ -40,46 +40,55 @@ const HOST_MARGIN = 6;
 const SOCKET_WAIT_MS = 30_000;
 
 /**
- * One vhost-user run: the host starts and listens, the guest connects once
- * the socket exists, both forward for the same window, and the receiver's
- * rate is the result. The other side's result is not used (its errors are,
- * when the measured side fails too).
+ * One vhost-user cell's run: a fresh socket in a temporary folder, the pair
+ * run on it (runVhostUserPair), the receiver's rate.
  */
 async function measureVhostUser(cell: Cell, variant: Variant, config: MatrixConfig): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'dpkit-bench-vhost-'));
-  const sock = join(dir, 'vh.sock');
-  const { host, guest } = vhostUserArgs(cell, variant, sock);
+  try {
+    const sock = join(dir, 'vh.sock');
+    const { host, guest } = vhostUserArgs(cell, variant, sock);
+    return await runVhostUserPair(host, guest, sock, { seconds: config.seconds, warmup: config.warmup, checkout: variant.checkout, dpdk: variant.dpdk });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Two testpmds on one vhost-user socket: the host starts and listens, the
+ * guest connects once the socket exists, and the measured side's rate is
+ * the result. The side not measured runs until the measured one has its
+ * blocks, and then stops; its own result is not used (its errors are, when
+ * the measured side fails too).
+ * @param opts.checkout another dpkit tree for dpkit's sides; opts.dpdk the dpdk-testpmd for DPDK's
+ */
+export async function runVhostUserPair(host: VhostUserSide, guest: VhostUserSide, sock: string, opts: { seconds: number; warmup: number; checkout?: string; dpdk?: string }): Promise<number> {
   let guestEnded!: () => void;
   const guestDone = new Promise<void>((r) => (guestEnded = r));
-  const run = (side: VhostUserSide, name: string, startup: number, peerOf?: Promise<unknown>) =>
+  const run = (side: VhostUserSide, name: string, startup: number, peerOf: Promise<unknown>) =>
     runTestpmd({
       system: side.system,
       eal: side.eal,
       app: side.app,
-      seconds: config.seconds,
-      warmup: config.warmup,
+      seconds: opts.seconds,
+      warmup: opts.warmup,
       startup,
       countTx: !side.measured,
-      checkout: side.system === 'dpkit' ? variant.checkout : undefined,
-      dpdk: variant.dpdk,
+      checkout: side.system === 'dpkit' ? opts.checkout : undefined,
+      dpdk: opts.dpdk,
       prefix: `dpkit-bench-${process.pid}-${name}`,
       stopWhen: side.measured ? undefined : peerOf,
     });
-  try {
-    // The side not measured runs until the measured one has its blocks, and then stops.
-    const hostRun = run(host, 'host', VHOST_STARTUP + HOST_MARGIN, guestDone);
-    hostRun.catch(() => {}); // awaited below; a failure before then must not go unhandled
-    const deadline = Date.now() + SOCKET_WAIT_MS;
-    while (!existsSync(sock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const guestRun = existsSync(sock) ? run(guest, 'guest', VHOST_STARTUP, hostRun) : Promise.reject(new Error(`the ${host.system} host did not listen at ${sock} within ${SOCKET_WAIT_MS / 1000} s`));
-    guestRun.then(guestEnded, guestEnded);
-    const [h, g] = await Promise.allSettled([hostRun, guestRun]);
-    const measured = host.measured ? h : g;
-    if (measured.status === 'fulfilled') return measured.value;
-    throw measured.reason;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const hostRun = run(host, 'host', VHOST_STARTUP + HOST_MARGIN, guestDone);
+  hostRun.catch(() => {}); // awaited below; a failure before then must not go unhandled
+  const deadline = Date.now() + SOCKET_WAIT_MS;
+  while (!existsSync(sock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const guestRun = existsSync(sock) ? run(guest, 'guest', VHOST_STARTUP, hostRun) : Promise.reject(new BenchRunError(`the ${host.system} host did not listen at ${sock} within ${SOCKET_WAIT_MS / 1000} s`));
+  guestRun.then(guestEnded, guestEnded);
+  const [h, g] = await Promise.allSettled([hostRun, guestRun]);
+  const measured = host.measured ? h : g;
+  if (measured.status === 'fulfilled') return measured.value;
+  throw measured.reason;
 }
 
 export interface MatrixRunOptions {
