@@ -124,7 +124,7 @@ export const presets: ReadonlyMap<string, MatrixConfig> = new Map<string, Matrix
       title:
         "vhost-user across processes (the vhost enqueue-by-size study's setup): a host net_vhost and a guest virtio_user on one unix socket, each testpmd on its own CPU; rxonly cells: host txonly -> guest rxonly, txonly cells: the reverse; Mpps received",
       ports: 'vhost-user',
-      // The enqueue study's sizes; a whole run of every arm is long (about 7.5 s a run): pick with --sizes and --arms.
+      // The enqueue study's sizes; a whole run of every arm is long (7.5 to 9 s a run): pick with --sizes and --arms.
       matrix: [{ engines: ['rxonly', 'txonly'], sizes: [64, 128, 256, 512, 1024, 1400, 1518], lcores: [1] }],
       // Arms name host/guest. DPDK's own pair is the baseline; each dpkit arm changes one side, then both.
       // dpkit's sides count every packet by size and cast as DPDK's vhost and virtio always do
