@@ -15,7 +15,7 @@ import { cellWarnings, compareArms, lcoreScaling, REPORT_SCHEMA, summarizeArm, t
 import { BenchRunError } from '../../errors.js';
 import { schedule } from './schedule.js';
 import { measureMemifPair } from './memif-pair.js';
-import { dpdkTestpmd, runTestpmd } from './testpmd-run.js';
+import { dpdkTestpmd, pairOutcome, runTestpmd } from './testpmd-run.js';
 import { defaultDpdkBuild, runsDpdk, type DpdkBuild } from './dpdk.js';
 
 /** Measures one run of `variant` in `cell`, in Mpps. */
@@ -58,8 +58,8 @@ async function measureVhostUser(cell: Cell, variant: Variant, config: MatrixConf
  * Two testpmds on one vhost-user socket: the host starts and listens, the
  * guest connects once the socket exists, and the measured side's rate is
  * the result. The side not measured runs until the measured one has its
- * blocks, and then stops; its own result is not used (its errors are, when
- * the measured side fails too).
+ * blocks, and then stops; its own result is not used (its error is, beside
+ * the measured side's, when both fail: pairOutcome).
  * @param opts.checkout another dpkit tree for dpkit's sides; opts.dpdk the dpdk-testpmd for DPDK's
  */
 export async function runVhostUserPair(host: VhostUserSide, guest: VhostUserSide, sock: string, opts: { seconds: number; warmup: number; checkout?: string; dpdk?: string }): Promise<number> {
@@ -86,9 +86,8 @@ export async function runVhostUserPair(host: VhostUserSide, guest: VhostUserSide
   const guestRun = existsSync(sock) ? run(guest, 'guest', VHOST_STARTUP, hostRun) : Promise.reject(new BenchRunError(`the ${host.system} host did not listen at ${sock} within ${SOCKET_WAIT_MS / 1000} s`));
   guestRun.then(guestEnded, guestEnded);
   const [h, g] = await Promise.allSettled([hostRun, guestRun]);
-  const measured = host.measured ? h : g;
-  if (measured.status === 'fulfilled') return measured.value;
-  throw measured.reason;
+  const sides = [{ role: 'host', result: h }, { role: 'guest', result: g }];
+  return host.measured ? pairOutcome(sides[0]!, sides[1]!) : pairOutcome(sides[1]!, sides[0]!);
 }
 
 export interface MatrixRunOptions {

@@ -21,9 +21,10 @@ export interface Variant {
   /** More testpmd options (after --), e.g. ['--macswap-kernel=simd']. */
   args?: string[];
   /**
-   * dpkit only: the folder of another built checkout to run instead of this
-   * one (`git worktree add /tmp/before HEAD~1 && (cd /tmp/before && npm ci)`),
-   * so a change and the commit before it alternate in one run.
+   * Arms with a dpkit side: the folder of another built checkout that side
+   * (every dpkit side of a pair) runs instead of this one (`git worktree add
+   * /tmp/before HEAD~1 && (cd /tmp/before && npm ci)`), so a change and the
+   * commit before it alternate in one run.
    */
   checkout?: string;
   /** dpkit only: devargs added to every dpkit port, e.g. 'tx_free_mode=single' (net_nicsim's reclaim arms); in a mixed arm, to its dpkit side. */
@@ -173,7 +174,7 @@ export function validateConfig(config: MatrixConfig, where: string): MatrixConfi
     if (v.watch !== undefined && (v.system === 'dpdk' || !Number.isInteger(v.watch.telemetry) || !Number.isInteger(v.watch.metrics) || !Number.isInteger(v.watch.web))) fail(`variants.${v.name}.watch: expected { telemetry: N, metrics: M, web: V }, on a dpkit arm`);
     if (v.dpdk !== undefined && (typeof v.dpdk !== 'string' || (v.system !== 'dpdk' && v.guest !== 'dpdk' && v.peer !== 'dpdk'))) fail(`variants.${v.name}.dpdk: expected the path of a dpdk-testpmd, on an arm that runs DPDK`);
     if (v.checkout !== undefined) {
-      if (v.system === 'dpdk') fail(`variants.${v.name}.checkout: only dpkit arms run another checkout`);
+      if (v.system === 'dpdk' && v.guest !== 'dpkit' && v.peer !== 'dpkit') fail(`variants.${v.name}.checkout: only arms with a dpkit side run another checkout`);
       if (typeof v.checkout !== 'string' || !existsSync(join(v.checkout, 'bin', 'dpkit.js'))) fail(`variants.${v.name}.checkout: ${String(v.checkout)} is not a dpkit checkout (no bin/dpkit.js)`);
     }
   }

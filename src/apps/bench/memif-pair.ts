@@ -10,8 +10,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Cell, MatrixConfig, Variant } from './matrix.js';
-import { BenchRunError } from '../../errors.js';
-import { runTestpmd, type System } from './testpmd-run.js';
+import { pairOutcome, runTestpmd, type System } from './testpmd-run.js';
 
 /** Seconds the server waits for its client to start (a DPDK client needs 3 s or more on a loaded machine), added to its run. */
 const CLIENT_LEAD = 8;
@@ -64,9 +63,17 @@ export async function measureMemifPair(cell: Cell, variant: Variant, config: Mat
   server.catch(() => startClient());
   await serverUp;
   // The client feeds the server until the server has its measured blocks, and then stops.
-  const client = runTestpmd({ system: peer, ...clientSide, seconds: config.seconds, warmup: config.warmup, countTx: true, lead: 4, dpdk: variant.dpdk, stopWhen: server });
+  const client = runTestpmd({
+    system: peer,
+    ...clientSide,
+    seconds: config.seconds,
+    warmup: config.warmup,
+    countTx: true,
+    checkout: peer === 'dpdk' ? undefined : variant.checkout,
+    lead: 4,
+    dpdk: variant.dpdk,
+    stopWhen: server,
+  });
   const [s, c] = await Promise.allSettled([server, client]);
-  if (s.status === 'fulfilled') return s.value;
-  if (c.status === 'fulfilled' || !(s.reason instanceof Error) || !(c.reason instanceof Error)) throw s.reason;
-  throw new BenchRunError(`server: ${s.reason.message}; client: ${c.reason.message}`);
+  return pairOutcome({ role: 'server', result: s }, { role: 'client', result: c });
 }

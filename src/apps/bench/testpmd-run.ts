@@ -202,3 +202,24 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
   if (measured.length === 0) throw new BenchRunError(`${run.system} testpmd printed no throughput (${samples.length} blocks)`, keepLog(run.system, cmd, args, out, err));
   return summarize(measured).median / 1e6;
 }
+
+/** One side of a two-process run (a vhost-user or memif pair): its role and how its run ended. */
+export interface PairSide {
+  role: string;
+  result: PromiseSettledResult<number>;
+}
+
+/**
+ * The measured side's rate of a two-process run, or its failure with the other
+ * side's beside it when that failed too (`server: ...; client: ...`): a side
+ * left without its peer fails for want of traffic, a peer stopped by a failed
+ * side fails after it, and only both messages tell which came first.
+ * @throws the measured side's error, or a BenchRunError naming both sides'.
+ */
+export function pairOutcome(measured: PairSide, other: PairSide): number {
+  const m = measured.result;
+  if (m.status === 'fulfilled') return m.value;
+  const o = other.result;
+  if (o.status === 'fulfilled' || !(m.reason instanceof Error) || !(o.reason instanceof Error)) throw m.reason;
+  throw new BenchRunError(`${measured.role}: ${m.reason.message}; ${other.role}: ${o.reason.message}`);
+}

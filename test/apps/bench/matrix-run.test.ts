@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { otherLoad, type CpuSnapshot } from '../../../src/apps/bench/machine.js';
 import type { Cell, MatrixConfig, Variant } from '../../../src/apps/bench/matrix.js';
 import { runMatrix } from '../../../src/apps/bench/matrix-run.js';
-import { runTestpmd } from '../../../src/apps/bench/testpmd-run.js';
+import { pairOutcome, runTestpmd } from '../../../src/apps/bench/testpmd-run.js';
 import { BenchRunError } from '../../../src/errors.js';
 import { cellWarnings, compareReports, readReport, REPORT_SCHEMA, summarizeArm } from '../../../src/apps/bench/report.js';
 import { renderCompare, renderText } from '../../../src/apps/bench/render-text.js';
@@ -147,6 +147,17 @@ describe('bench matrix runs', () => {
     const peer = runTestpmd({ ...base, startup: 60, stopWhen: served, onOutput: (text) => (seen(stopped)(text), text.includes('Port statistics ====') && end()) });
     await peer.catch(() => {}); // stopped at its first block, it may have no measured second
     assert.match(stopped[0]!, /Signal 2 received, preparing to exit/);
+  });
+
+  it("gives a pair's measured rate, or its failure with the other side's beside it when both failed", () => {
+    const ok = (v: number): PromiseSettledResult<number> => ({ status: 'fulfilled', value: v });
+    const no = (m: string): PromiseSettledResult<number> => ({ status: 'rejected', reason: new BenchRunError(m) });
+    assert.equal(pairOutcome({ role: 'server', result: ok(12.5) }, { role: 'client', result: no('exited with 1') }), 12.5);
+    assert.throws(() => pairOutcome({ role: 'guest', result: no('printed no throughput') }, { role: 'host', result: ok(3) }), (e: Error) => e instanceof BenchRunError && e.message === 'printed no throughput');
+    assert.throws(
+      () => pairOutcome({ role: 'guest', result: no('printed no throughput') }, { role: 'host', result: no('exited with 1: EAL: cannot map') }),
+      (e: Error) => e instanceof BenchRunError && e.message === 'guest: printed no throughput; host: exited with 1: EAL: cannot map',
+    );
   });
 
   it('refuses files that are not reports, naming the file and the problem', () => {

@@ -41,7 +41,7 @@ describe('bench matrix', () => {
     bad({ compare: [['dpdk', 'nope']] }, /compare: \["dpdk","nope"\] is not a pair of arm names/);
     bad({ pairs: 1 }, /pairs: expected an integer of at least 2/);
     bad({ variants: [{ name: 'old', checkout: '/nonexistent' }] }, /variants.old.checkout: \/nonexistent is not a dpkit checkout \(no bin\/dpkit.js\)/);
-    bad({ variants: [{ name: 'd', system: 'dpdk', checkout: '.' }] }, /variants.d.checkout: only dpkit arms run another checkout/);
+    bad({ variants: [{ name: 'd', system: 'dpdk', checkout: '.' }] }, /variants.d.checkout: only arms with a dpkit side run another checkout/);
     bad({ seconds: 1.5 }, /seconds: expected a whole number/);
     for (const p of presets.values()) assert.equal(validateConfig(p, p.name), p);
   });
