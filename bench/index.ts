@@ -22,6 +22,7 @@ export const benchmarks: BenchRegistry = {
   l3fwd: () => import('./l3fwd.js'),
   lpm: () => import('./lpm.js'),
   mem: () => import('./mem.js'),
+  'memif-copy': () => import('./memif-copy.js'),
   'pcap-file': () => import('./pcap-file.js'),
   pipeline: () => import('./pipeline.js'),
   ring: () => import('./ring.js'),
