@@ -120,9 +120,17 @@ class MemifTwin extends QueueTwin implements MemifOps {
       this.fault(q);
       avail = 0;
     }
+    // Heads for the whole burst in one allocation, the unused back at the end.
+    const want = Math.min(avail, n);
+    let have = 0;
+    if (want > 0) {
+      have = mp.allocBulk(this.words, want, burst >>> 2);
+      if (have === 0 && want > 1) have = mp.allocBulk(this.words, 1, burst >>> 2);
+      if (have === 0) f64[stats + RXQ_NOMBUF] += 1;
+    }
     let got = 0;
     let bytes = 0;
-    while (avail > 0 && got < n) {
+    while (avail > 0 && got < have) {
       let k = 0;
       let total = 0;
       let ok = true;
@@ -147,10 +155,6 @@ class MemifTwin extends QueueTwin implements MemifOps {
         continue;
       }
       const slot = (burst >>> 2) + got;
-      if (mp.allocBulk(this.words, 1, slot) !== 1) {
-        f64[stats + RXQ_NOMBUF] += 1;
-        break;
-      }
       const head = u32[slot]!;
       u16[(head << MBUF_HALF_SHIFT) + H_PORT] = port;
       let m = head;
@@ -193,6 +197,8 @@ class MemifTwin extends QueueTwin implements MemifOps {
       }
       if (nombuf || bad) {
         this.mb.freeBulk(this.words, 1, slot);
+        have--;
+        u32[slot] = u32[(burst >>> 2) + have]!;
         if (bad) {
           this.fault(q);
           cur += k;
@@ -208,6 +214,7 @@ class MemifTwin extends QueueTwin implements MemifOps {
       cur += k;
       avail -= k;
     }
+    if (have > got) this.mb.freeBulk(this.words, have - got, (burst >>> 2) + got);
     cur &= 0xffff;
     u32[w + MQ_W_LAST] = cur;
     if (c2s) {
