@@ -35,8 +35,8 @@ for (let i = 0; i < BURST; i++) {
 const got = heap.burst(BURST);
 
 const report = await benchLoop(ctl, thread, () => {
-  txOps.tx(lb.q.cliTx, lc, sent.byteOffset, BURST);
-  const n = rxOps.rx(lb.q.srvRx, lc, got.byteOffset, BURST);
+  txOps.tx(lb.q.cliTx, lc, sent.heapOffset, BURST);
+  const n = rxOps.rx(lb.q.srvRx, lc, got.heapOffset, BURST);
   mb.freeBulk(got, n);
   return n;
 });
