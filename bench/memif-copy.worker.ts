@@ -34,12 +34,16 @@ for (let i = 0; i < BURST; i++) {
 }
 const got = heap.burst(BURST);
 
+// Every burst sent must come back whole: a kernel that loses packets fails the run, not the rate.
+let short = 0;
 const report = await benchLoop(ctl, thread, () => {
-  txOps.tx(lb.q.cliTx, lc, sent.heapOffset, BURST);
+  const t = txOps.tx(lb.q.cliTx, lc, sent.heapOffset, BURST);
   const n = rxOps.rx(lb.q.srvRx, lc, got.heapOffset, BURST);
+  if (t !== BURST || n !== BURST) short++;
   mb.freeBulk(got, n);
   return n;
 });
 mb.freeBulk(sent, BURST);
+if (short > 0) throw new Error(`memif-copy ${size} B: ${short} bursts did not go through whole`);
 mp.checkLeaks();
 parentPort!.postMessage(report);
