@@ -377,6 +377,37 @@ export class Mbufs {
     return true;
   }
 
+  /**
+   * A packet holding `bytes`: a chain of mbufs from `pool`, each filled to its
+   * tailroom or to `seg` bytes (tests, benchmarks, control paths; data paths
+   * copy in their kernels).
+   * @returns the head, or 0 when the pool ran dry or the chain would pass
+   * 65535 segments; what it had taken is freed.
+   */
+  fromBytes(pool: Mempool, bytes: Uint8Array, seg = Infinity): number {
+    let head = 0;
+    let at = 0;
+    while (at < bytes.length || head === 0) {
+      const m = pool.alloc();
+      if (m === 0) break;
+      const n = Math.min(bytes.length - at, this.tailroom(m), seg);
+      if (n <= 0 && at < bytes.length) {
+        this.free(m);
+        break;
+      }
+      this.write(m, bytes.subarray(at, at + n));
+      if (head === 0) head = m;
+      else if (this.chain(head, m) !== 0) {
+        this.free(m);
+        break;
+      }
+      at += n;
+    }
+    if (head !== 0 && at >= bytes.length) return head;
+    if (head !== 0) this.free(head);
+    return 0;
+  }
+
   // ---- references ---------------------------------------------------------
 
   /**

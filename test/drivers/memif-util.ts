@@ -50,17 +50,8 @@ export function payload(i: number, len: number): Uint8Array {
 
 /** A packet of `bytes` as a chain of mbufs from `mp`, each filled to its tailroom (or `seg` bytes). */
 export function packet(mb: Mbufs, mp: Mempool, bytes: Uint8Array, seg = Infinity): number {
-  let head = 0;
-  for (let at = 0; at < bytes.length || head === 0; ) {
-    const m = mp.alloc();
-    if (m === 0) throw new Error('pool empty');
-    const n = Math.min(bytes.length - at, mb.tailroom(m), seg);
-    mb.write(m, bytes.subarray(at, at + n));
-    mb.setPktLen(m, n);
-    at += n;
-    if (head === 0) head = m;
-    else if (mb.chain(head, m) !== 0) throw new Error('chain too long');
-  }
+  const head = mb.fromBytes(mp, bytes, seg);
+  if (head === 0) throw new Error(`no packet of ${bytes.length} B: pool empty or chain too long`);
   return head;
 }
 

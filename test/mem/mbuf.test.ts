@@ -414,3 +414,33 @@ describe('freeBulk', () => {
     assertFull(mp);
   });
 });
+
+describe('pktmbuf from bytes', () => {
+  it('builds a chain of tailroom-sized (or seg-sized) segments holding the bytes, an empty packet included', () => {
+    const { mp, mb } = setup();
+    const data = bytes(5000, 7);
+    const whole = mb.fromBytes(mp, data);
+    assert.equal(mb.nbSegs(whole), 3);
+    assert.equal(mb.pktLen(whole), 5000);
+    assert.deepEqual(mb.read(whole), data);
+    const small = mb.fromBytes(mp, data, 400);
+    assert.equal(mb.nbSegs(small), 13);
+    assert.equal(mb.dataLen(small), 400);
+    assert.deepEqual(mb.read(small), data);
+    const empty = mb.fromBytes(mp, new Uint8Array(0));
+    assert.equal(mb.nbSegs(empty), 1);
+    assert.equal(mb.pktLen(empty), 0);
+    mb.free(whole);
+    mb.free(small);
+    mb.free(empty);
+    assertFull(mp);
+  });
+
+  it('returns 0 and keeps nothing when the pool runs dry half way or the room is none', () => {
+    const { mp, mb } = setup({ n: 2, cacheSize: 0 });
+    assert.equal(mb.fromBytes(mp, bytes(5000)), 0);
+    assertFull(mp);
+    assert.equal(mb.fromBytes(mp, bytes(100), 0), 0);
+    assertFull(mp);
+  });
+});
