@@ -86,8 +86,9 @@ export async function runVhostUserPair(host: VhostUserSide, guest: VhostUserSide
   const guestRun = existsSync(sock) ? run(guest, 'guest', VHOST_STARTUP, hostRun) : Promise.reject(new BenchRunError(`the ${host.system} host did not listen at ${sock} within ${SOCKET_WAIT_MS / 1000} s`));
   guestRun.then(guestEnded, guestEnded);
   const [h, g] = await Promise.allSettled([hostRun, guestRun]);
-  const sides = [{ role: 'host', result: h }, { role: 'guest', result: g }];
-  return host.measured ? pairOutcome(sides[0]!, sides[1]!) : pairOutcome(sides[1]!, sides[0]!);
+  const hostSide = { role: 'host', result: h };
+  const guestSide = { role: 'guest', result: g };
+  return host.measured ? pairOutcome(hostSide, guestSide) : pairOutcome(guestSide, hostSide);
 }
 
 export interface MatrixRunOptions {
