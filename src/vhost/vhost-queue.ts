@@ -47,6 +47,8 @@ export const BUF_VECTOR_MAX = 256;
 export const MAX_PKT_LEN = 65535;
 
 const ADDRS_KEY = 'vhost packet addresses';
+/** The call counter's heap offset as an integer field value; NO_NOTIFIER (-1) when the guest polls. */
+const callOffset = (v: number): number => (v < 0 ? -1 : v >>> 0);
 /** WebAssembly.RuntimeError, what a trapping kernel throws (Node's types leave it out). */
 const WasmTrap = (WebAssembly as unknown as { RuntimeError: ErrorConstructor }).RuntimeError;
 
@@ -142,7 +144,12 @@ export class VhostQueue {
   /** Follows the control plane: re-reads the ring when its generation moved. @returns whether the ring is usable. */
   private sync(): boolean {
     const f = this.f64;
-    const gen = f[this.st + S.S_GEN]!;
+    // Every value taken from the f64 state record is made an integer before it
+    // is stored in a field: a field V8 once sees a double in stays a boxed
+    // double, a box load per use in optimised code and a fresh allocation per
+    // read in code not yet optimised (the rarely called suppressKicks made the
+    // vhost bench's garbage).
+    const gen = f[this.st + S.S_GEN]! | 0;
     if (gen !== this.gen) {
       this.gen = gen;
       this.ring = null;
@@ -154,10 +161,10 @@ export class VhostQueue {
           this.ring = r;
           this.num = r.num;
           this.mask = r.num - 1;
-          this.flags = f[this.st + S.S_FLAGS]!;
-          this.lastAvail = f[this.st + S.S_LAST_AVAIL]!;
-          this.lastUsed = f[this.st + S.S_LAST_USED]!;
-          this.call = f[this.st + S.S_CALL]!;
+          this.flags = f[this.st + S.S_FLAGS]! | 0;
+          this.lastAvail = f[this.st + S.S_LAST_AVAIL]! & 0xffff;
+          this.lastUsed = f[this.st + S.S_LAST_USED]! & 0xffff;
+          this.call = callOffset(f[this.st + S.S_CALL]!);
           this.writeBlock(r);
           this.suppressKicks();
         }
@@ -173,14 +180,14 @@ export class VhostQueue {
     this.packed = r;
     this.num = r.num;
     this.mask = r.num - 1;
-    this.flags = f[this.st + S.S_FLAGS]!;
-    const a = f[this.st + S.S_LAST_AVAIL]!;
-    const u = f[this.st + S.S_LAST_USED]!;
+    this.flags = f[this.st + S.S_FLAGS]! | 0;
+    const a = f[this.st + S.S_LAST_AVAIL]! & 0xffff;
+    const u = f[this.st + S.S_LAST_USED]! & 0xffff;
     this.lastAvail = (a & 0x7fff) % r.num;
     this.wa = a >>> 15;
     this.lastUsed = (u & 0x7fff) % r.num;
     this.wu = u >>> 15;
-    this.call = f[this.st + S.S_CALL]!;
+    this.call = callOffset(f[this.st + S.S_CALL]!);
     const u32 = this.u32;
     const w = this.qw;
     u32[w + VQ_W_DESC] = r.desc;

@@ -42,16 +42,20 @@ export class PackedRing {
   private readonly u16: Uint16Array;
   private readonly u32: Uint32Array;
 
+  readonly num: number;
+
   private constructor(
     readonly mem: GuestMemory,
-    readonly num: number,
+    num: number,
     desc: number,
     driverEvent: number,
     deviceEvent: number,
   ) {
-    this.desc = desc;
-    this.driverEvent = driverEvent;
-    this.deviceEvent = deviceEvent;
+    // Integers, as Vring's: offsets from the f64 memory table would make double fields.
+    this.num = num | 0;
+    this.desc = desc >>> 0;
+    this.driverEvent = driverEvent >>> 0;
+    this.deviceEvent = deviceEvent >>> 0;
     this.u16 = mem.heap.u16;
     this.u32 = mem.heap.u32;
   }

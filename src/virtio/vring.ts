@@ -62,16 +62,21 @@ export class Vring {
   private readonly u16: Uint16Array;
   private readonly u32: Uint32Array;
 
+  readonly num: number;
+
   private constructor(
     readonly mem: GuestMemory,
-    readonly num: number,
+    num: number,
     desc: number,
     avail: number,
     used: number,
   ) {
-    this.desc = desc;
-    this.avail = avail;
-    this.used = used;
+    // Offsets come from the f64 memory table: stored as integers so V8 keeps
+    // the fields untagged (see VhostQueue.sync).
+    this.num = num | 0;
+    this.desc = desc >>> 0;
+    this.avail = avail >>> 0;
+    this.used = used >>> 0;
     this.u16 = mem.heap.u16;
     this.u32 = mem.heap.u32;
   }
