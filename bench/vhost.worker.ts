@@ -42,10 +42,12 @@ const fs: FwdStream = {
 };
 const slot = stats + (job.engine === 'txonly' ? FS_TX_PACKETS : FS_RX_PACKETS);
 const f64 = heap.f64;
+// The stream's counters are f64: the difference is returned as an integer,
+// or every call would box a double (the garbage of the vhost bench's GCs).
 const report = await benchLoop(job.ctl, job.thread, () => {
   const before = f64[slot]!;
   engine.fwd(fs);
-  return f64[slot]! - before;
+  return (f64[slot]! - before) | 0;
 });
 pool.flushCache();
 parentPort!.postMessage(report);

@@ -25,21 +25,32 @@ const CHECK_EVERY = 64;
 
 /** What a worker reports when its loop ends (after a `{ ready: true }` message when set up). */
 export interface LoopReport {
-  /** Garbage collections that started while the main thread was measuring. */
-  gc: number;
+  /**
+   * When each of the thread's garbage collections started, in milliseconds of
+   * the monotonic clock every thread shares (process.hrtime): the main thread,
+   * which knows the measured window, counts those inside it.
+   */
+  gcAt: number[];
 }
+
+/** Now on the monotonic clock of LoopReport.gcAt, in milliseconds. */
+export const monoMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 /**
  * Worker side: waits for RUN, then calls `iter` (which returns how many
- * packets it moved) until STOP, publishing its count. Counts the garbage
- * collections of the MEASURE window, which must be 0 for a hot path that
- * allocates nothing.
+ * packets it moved) until STOP, publishing its count. The loop does not look
+ * for MEASURE: a branch first taken there would deoptimise it inside the
+ * window, and the closure, inlined until then, would run unoptimised (boxing
+ * its doubles: garbage, and GCs counted against the hot path). A hot path that
+ * allocates nothing collects none in the window.
  */
 export async function benchLoop(ctl: Int32Array, thread: number, iter: () => number): Promise<LoopReport> {
   const { PerformanceObserver, performance } = await import('node:perf_hooks');
-  const gcStarts: number[] = [];
+  // performance.now() is this thread's clock; its offset to the shared one, taken once.
+  const offset = monoMs() - performance.now();
+  const gcAt: number[] = [];
   const obs = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcStarts.push(e.startTime);
+    for (const e of list.getEntries()) gcAt.push(e.startTime + offset);
   });
   obs.observe({ entryTypes: ['gc'] });
   const { parentPort } = await import('node:worker_threads');
@@ -48,24 +59,17 @@ export async function benchLoop(ctl: Int32Array, thread: number, iter: () => num
   const slot = COUNTERS + thread;
   let count = 0;
   let k = 0;
-  let measureStart = Infinity;
-  let measureEnd = Infinity;
   for (;;) {
     count = (count + iter()) | 0;
     if (++k === CHECK_EVERY) {
       k = 0;
       Atomics.store(ctl, slot, count);
-      const phase = Atomics.load(ctl, PHASE);
-      if (phase !== RUN) {
-        if (phase === STOP) break;
-        if (measureStart === Infinity) measureStart = performance.now();
-      }
+      if (Atomics.load(ctl, PHASE) === STOP) break;
     }
   }
-  measureEnd = performance.now();
   Atomics.store(ctl, slot, count);
-  // GC entries arrive asynchronously: let the observer run before counting.
+  // GC entries arrive asynchronously: let the observer run before reporting.
   await new Promise((r) => setTimeout(r, 20));
   obs.disconnect();
-  return { gc: gcStarts.filter((t) => t >= measureStart && t <= measureEnd).length };
+  return { gcAt };
 }

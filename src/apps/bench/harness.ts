@@ -57,7 +57,8 @@ export async function measure(threads: ThreadSpec[], warmupMs: number, durationM
     threads.forEach((t, i) => {
       if (t.counted) packets += (c1[i]! - c0[i]!) >>> 0;
     });
-    return { mpps: packets / seconds / 1e6, gc: done.reduce((s, r) => s + r.gc, 0) };
+    const gc = done.reduce((n, r) => n + r.gcAt.filter((t) => t >= Number(t0) / 1e6 && t <= Number(t1) / 1e6).length, 0);
+    return { mpps: packets / seconds / 1e6, gc };
   } finally {
     Atomics.store(ctl, PHASE, STOP);
     await Promise.all(workers.map((w) => w.terminate()));
