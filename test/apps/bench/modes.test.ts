@@ -23,6 +23,18 @@ describe('bimodal arms and the CPU probe', () => {
     assert.equal(modesText(m), 'slow 4 runs 7.05 Mpps, round trip 1000 ns, spin 2.00 ns | fast 2 runs 14.60 Mpps, 310 ns, 1.90 ns');
   });
 
+  it('splits at the two levels, not at one stray run below them', () => {
+    // The memif pair's DPDK arm at 1518 B, 30 runs: one at 0.64, 12 near 2, one at 5.0, 16 near 8 to 12.
+    const samples = [0.64, 1.4, 1.6, 1.7, 2.0, 2.0, 2.1, 2.2, 2.2, 2.2, 2.3, 2.3, 2.5, 5.0, 7.7, 8.3, 8.6, 8.9, 10.2, 10.4, 10.5, 10.7, 11.0, 11.2, 11.3, 11.5, 11.6, 11.9, 12.1, 12.2];
+    const m = rateModes({ samples, probes: samples.map(() => probe(200)) })!;
+    assert.equal(m.slow.runs, 13);
+    assert.equal(m.fast.runs, 17);
+    assert.deepEqual([m.slow.samples.at(-1), m.fast.samples[0]], [2.5, 5.0]);
+    // A lone run far off an otherwise tight arm is still its own mode (too few runs for a verdict later).
+    const lone = rateModes({ samples: [10, 10.2, 9.9, 10.1, 21], probes: [1, 2, 3, 4, 5].map(() => probe(200)) })!;
+    assert.deepEqual([lone.slow.runs, lone.fast.runs], [4, 1]);
+  });
+
   it('finds no modes in a tight arm, one without probes, or one whose probes do not match its samples', () => {
     assert.equal(rateModes({ samples: [10, 10.5, 11, 12], probes: [probe(1), probe(1), probe(1), probe(1)] }), null, 'max/min 1.2 < MODE_GAP');
     assert.equal(rateModes({ samples: [7, 14] }), null);
