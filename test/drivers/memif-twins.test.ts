@@ -2,28 +2,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { memifLoopback } from '../../src/drivers/memif/loopback.js';
 import { memifOps } from '../../src/drivers/memif/memif.twin.js';
+import { attachQueueRing, newQueueBlock } from '../../src/drivers/memif/queue-block.js';
 import {
   MEMIF_COOKIE,
   MEMIF_DESC_SIZE,
-  MEMIF_QUEUE_SIZE,
   MEMIF_RING_HDR_SIZE,
   MDESC_LENGTH,
   MDESC_OFFSET,
-  MQ_F_C2S,
-  MQ_F_ZC,
   MQ_NO_FD,
-  MQ_W_BSIZE,
   MQ_W_CAP,
   MQ_W_DONE,
-  MQ_W_DONE_CAP,
   MQ_W_NB_DONE,
   MQ_W_SLOTS,
-  MQ_W_FLAGS,
-  MQ_W_INT_FD,
-  MQ_W_MASK,
-  MQ_W_POOL,
-  MQ_W_PORT,
-  MQ_W_REGIONS,
   MQ_W_RING,
   MQ_W_STATS,
   MREGS_W_COUNT,
@@ -162,25 +152,11 @@ function zcRig(datapath: 'wasm' | 'ts') {
     heap.u32[(ring + MRING_COOKIE) >>> 2] = MEMIF_COOKIE;
     heap.u16[(ring + MRING_FLAGS) >>> 1] = r;
   });
+  // Blocks made as the driver makes them; the zero-copy client's rx is given its buffer room.
   const queue = (ring: number, c2s: boolean, pool: number, zc: boolean) => {
-    const q = heap.reserve(MEMIF_QUEUE_SIZE, 64);
-    const stats = heap.reserve(64, 64);
-    const w = q >>> 2;
-    heap.u32[w + MQ_W_RING] = ring;
-    heap.u32[w + MQ_W_MASK] = (1 << LOG2) - 1;
-    heap.u32[w + MQ_W_REGIONS] = table;
-    heap.u32[w + MQ_W_POOL] = pool;
-    heap.u32[w + MQ_W_STATS] = stats;
-    heap.u32[w + MQ_W_PORT] = 3;
-    heap.u32[w + MQ_W_FLAGS] = (c2s ? MQ_F_C2S : 0) | (zc ? MQ_F_ZC : 0);
-    heap.u32[w + MQ_W_BSIZE] = BSIZE;
-    heap.u32[w + MQ_W_INT_FD] = MQ_NO_FD;
-    if (zc) {
-      heap.u32[w + MQ_W_SLOTS] = heap.reserve(4 << LOG2, 64);
-      heap.u32[w + MQ_W_DONE] = heap.reserve(8 << LOG2, 64);
-      heap.u32[w + MQ_W_DONE_CAP] = 2 << LOG2;
-      heap.u32[w + MQ_W_CAP] = mp.bufLen - mp.headroom;
-    }
+    const q = newQueueBlock(heap, { name: 'zc rig', stats: heap.reserve(64, 64), pool, port: 3, c2s, regions: table, zeroCopyLog2: zc ? LOG2 : undefined });
+    if (zc && pool !== 0) heap.u32[(q >>> 2) + MQ_W_CAP] = mp.bufLen - mp.headroom;
+    attachQueueRing(heap, q, ring, LOG2, BSIZE, MQ_NO_FD);
     return q;
   };
   const q = { cliTx: queue(rings[0]!, true, 0, true), srvRx: queue(rings[0]!, true, mp.offset, false), srvTx: queue(rings[1]!, false, 0, false), cliRx: queue(rings[1]!, false, mp.offset, true) };

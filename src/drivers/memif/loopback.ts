@@ -5,37 +5,28 @@
  * and the server's rx on C2S, the server's tx and the client's rx on S2C).
  * The twin tests drive both sides of a connection through it, and the memif
  * micro-benchmark times the copy path with no second process and no second
- * CPU in the way.
+ * CPU in the way. Its queue blocks are made as the driver makes them
+ * (queue-block.ts).
  */
 import type { Heap } from '../../eal/heap.js';
 import type { Mempool } from '../../mem/mempool.js';
 import {
   MEMIF_COOKIE,
   MEMIF_DESC_SIZE,
-  MEMIF_QUEUE_SIZE,
   MEMIF_REGIONS_HDR_SIZE,
   MEMIF_REGION_ENTRY,
   MEMIF_RING_FLAG_MASK_INT,
   MEMIF_RING_HDR_SIZE,
   MDESC_LENGTH,
   MDESC_OFFSET,
-  MQ_F_C2S,
   MQ_NO_FD,
-  MQ_W_BSIZE,
   MQ_W_CAP,
-  MQ_W_FLAGS,
-  MQ_W_INT_FD,
-  MQ_W_MASK,
-  MQ_W_POOL,
-  MQ_W_PORT,
-  MQ_W_REGIONS,
-  MQ_W_RING,
-  MQ_W_STATS,
   MREGS_W_COUNT,
   MREGS_W_ENTRIES,
   MRING_COOKIE,
   MRING_FLAGS,
 } from './memif-layout.js';
+import { attachQueueRing, newQueueBlock } from './queue-block.js';
 
 export interface MemifLoopbackOptions {
   /** log2 of each ring's slots (the rsize devarg). */
@@ -82,18 +73,16 @@ export function memifLoopback(heap: Heap, pool: Mempool, opts: MemifLoopbackOpti
     }
   });
   const queue = (ring: number, c2s: boolean, rx: boolean) => {
-    const q = heap.reserve(MEMIF_QUEUE_SIZE, 64, 'memif loopback queue');
-    const w = q >>> 2;
-    u32[w + MQ_W_RING] = ring;
-    u32[w + MQ_W_MASK] = slots - 1;
-    u32[w + MQ_W_REGIONS] = table;
-    u32[w + MQ_W_POOL] = rx ? pool.offset : 0;
-    u32[w + MQ_W_CAP] = rx ? pool.bufLen - pool.headroom : 0;
-    u32[w + MQ_W_STATS] = heap.reserve(64, 64, 'memif loopback queue stats');
-    u32[w + MQ_W_PORT] = opts.port ?? 0;
-    u32[w + MQ_W_FLAGS] = c2s ? MQ_F_C2S : 0;
-    u32[w + MQ_W_BSIZE] = opts.bsize;
-    u32[w + MQ_W_INT_FD] = MQ_NO_FD;
+    const q = newQueueBlock(heap, {
+      name: 'memif loopback',
+      stats: heap.reserve(64, 64, 'memif loopback queue stats'),
+      pool: rx ? pool.offset : 0,
+      port: opts.port ?? 0,
+      c2s,
+      regions: table,
+    });
+    if (rx) heap.u32[(q >>> 2) + MQ_W_CAP] = pool.bufLen - pool.headroom;
+    attachQueueRing(heap, q, ring, opts.log2, opts.bsize, MQ_NO_FD);
     return q;
   };
   const q = { cliTx: queue(rings[0], true, false), srvRx: queue(rings[0], true, true), srvTx: queue(rings[1], false, false), cliRx: queue(rings[1], false, true) };

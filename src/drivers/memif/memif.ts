@@ -38,7 +38,6 @@ import {
   MEMIF_COOKIE,
   MEMIF_DESC_SIZE,
   MEMIF_MAX_REGIONS,
-  MEMIF_QUEUE_SIZE,
   MEMIF_REGIONS_HDR_SIZE,
   MEMIF_REGION_ENTRY,
   MEMIF_RING_FLAG_MASK_INT,
@@ -47,10 +46,8 @@ import {
   MDESC_OFFSET,
   MDESC_REGION,
   MQ_D_BAD_DESC,
-  MQ_F_C2S,
   MQ_F_ZC,
   MQ_NO_FD,
-  MQ_W_BSIZE,
   MQ_W_CAP,
   MQ_W_DONE,
   MQ_W_DONE_CAP,
@@ -63,12 +60,8 @@ import {
   MQ_W_INT_FD,
   MQ_W_KICK,
   MQ_W_LAST,
-  MQ_W_MASK,
   MQ_W_POOL,
-  MQ_W_PORT,
-  MQ_W_REGIONS,
   MQ_W_RING,
-  MQ_W_STATS,
   MREGS_W_COUNT,
   MREGS_W_ENTRIES,
   MRING_COOKIE,
@@ -77,6 +70,7 @@ import {
   MRING_TAIL,
 } from './memif-layout.js';
 import { memifOps, type MemifOps } from './memif.twin.js';
+import { attachQueueRing, newQueueBlock } from './queue-block.js';
 import {
   ADD_RING_FLAG_C2S,
   MAX_LOG2_RING_SIZE,
@@ -361,26 +355,16 @@ class MemifDriver implements EthDriver, SocketMember {
   }
 
   private queueBlock(stats: number, pool: number, c2s: boolean): number {
-    const u32 = this.heap.u32;
-    const q = this.heap.reserve(MEMIF_QUEUE_SIZE, 64, `${this.name} queue`);
-    const w = q >>> 2;
-    u32[w + MQ_W_POOL] = pool;
-    u32[w + MQ_W_STATS] = stats * 8;
-    u32[w + MQ_W_PORT] = this.portId;
-    u32[w + MQ_W_FLAGS] = c2s ? MQ_F_C2S : 0;
-    u32[w + MQ_W_REGIONS] = this.regionTable;
-    u32[w + MQ_W_INT_FD] = MQ_NO_FD;
-    if (this.cfg.zeroCopy) {
-      const size = 1 << this.cfg.log2; // the connection's ring is never larger
-      u32[w + MQ_W_FLAGS] |= MQ_F_ZC;
-      u32[w + MQ_W_SLOTS] = this.heap.reserve(4 * size, 64, `${this.name} queue slots`);
-      if (c2s) {
-        // What one burst can leave: every slot consumed, and as many unshareable packets again.
-        u32[w + MQ_W_DONE] = this.heap.reserve(8 * size, 64, `${this.name} queue done`);
-        u32[w + MQ_W_DONE_CAP] = 2 * size;
-      }
-    }
-    return q;
+    return newQueueBlock(this.heap, {
+      name: this.name,
+      stats: stats * 8,
+      pool,
+      port: this.portId,
+      c2s,
+      regions: this.regionTable,
+      // The connection's ring is never larger than ours.
+      zeroCopyLog2: this.cfg.zeroCopy ? this.cfg.log2 : undefined,
+    });
   }
 
   rxQueueSetup(q: number, _nbDesc: number, pool: Mempool, _conf: object, stats: number): RxQueue {
@@ -643,14 +627,7 @@ class MemifDriver implements EthDriver, SocketMember {
       // A client posts its whole S2C ring at once (its descriptors hold bsize already), so the
       // server can send before the client's first rx burst.
       if (rx && !server && !this.cfg.zeroCopy) Atomics.store(u16, (at + MRING_HEAD) >>> 1, 1 << ring.log2);
-      const w = q >>> 2;
-      u32[w + MQ_W_MASK] = (1 << ring.log2) - 1;
-      u32[w + MQ_W_LAST] = 0;
-      u32[w + MQ_W_BSIZE] = this.cfg.bsize;
-      u32[w + MQ_W_INT_FD] = ring.fd;
-      u32[w + MQ_W_FAULT] = 0;
-      u32[w + MQ_W_HEAD] = 0;
-      Atomics.store(u32, w + MQ_W_RING, at);
+      attachQueueRing(this.heap, q, at, ring.log2, this.cfg.bsize, ring.fd);
     };
     this.rxq.forEach((q, i) => open(q, server ? this.c2s[i] : this.s2c[i], true));
     this.txq.forEach((q, i) => open(q, server ? this.s2c[i] : this.c2s[i], false));
