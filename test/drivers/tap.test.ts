@@ -354,15 +354,8 @@ describe('net_tap moves bytes once, straight between the tap and mbufs', { skip 
   const frame = (len: number) => Uint8Array.from({ length: len }, (_, i) => (i < 6 ? 0xff : i === 12 ? 0x88 : i === 13 ? 0xb5 : i === 14 ? len >> 8 : i === 15 ? len & 0xff : (i * 7 + len) & 0xff));
   /** An mbuf chain holding `bytes`, in segments of at most `seg` bytes. */
   function chain(r: Rig, bytes: Uint8Array, seg: number): number {
-    let head = 0;
-    for (let at = 0; at < bytes.length; at += seg) {
-      const m = r.pool.alloc();
-      assert.notEqual(m, 0);
-      const piece = bytes.subarray(at, Math.min(at + seg, bytes.length));
-      r.heap.u8.set(piece, r.mbufs.append(m, piece.length));
-      if (head === 0) head = m;
-      else assert.equal(r.mbufs.chain(head, m), 0);
-    }
+    const head = r.mbufs.fromBytes(r.pool, bytes, seg);
+    assert.notEqual(head, 0, `no chain of ${bytes.length} bytes in ${seg}-byte segments`);
     return head;
   }
   /** Receives on `port` until `count` test frames came (others freed); returns them by length. */
