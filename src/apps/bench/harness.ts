@@ -57,7 +57,10 @@ export async function measure(threads: ThreadSpec[], warmupMs: number, durationM
     threads.forEach((t, i) => {
       if (t.counted) packets += (c1[i]! - c0[i]!) >>> 0;
     });
-    const gc = done.reduce((n, r) => n + r.gcAt.filter((t) => t >= Number(t0) / 1e6 && t <= Number(t1) / 1e6).length, 0);
+    // The window on the clock of LoopReport.gcAt (hrtime in ms).
+    const from = Number(t0) / 1e6;
+    const to = Number(t1) / 1e6;
+    const gc = done.reduce((n, r) => n + r.gcAt.filter((t) => t >= from && t <= to).length, 0);
     return { mpps: packets / seconds / 1e6, gc };
   } finally {
     Atomics.store(ctl, PHASE, STOP);
