@@ -10,7 +10,6 @@ import {
   MDESC_LENGTH,
   MDESC_OFFSET,
   MQ_NO_FD,
-  MQ_W_CAP,
   MQ_W_DONE,
   MQ_W_NB_DONE,
   MQ_W_SLOTS,
@@ -152,14 +151,13 @@ function zcRig(datapath: 'wasm' | 'ts') {
     heap.u32[(ring + MRING_COOKIE) >>> 2] = MEMIF_COOKIE;
     heap.u16[(ring + MRING_FLAGS) >>> 1] = r;
   });
-  // Blocks made as the driver makes them; the zero-copy client's rx is given its buffer room.
-  const queue = (ring: number, c2s: boolean, pool: number, zc: boolean) => {
+  // Blocks made as the driver makes them.
+  const queue = (ring: number, c2s: boolean, pool: Mempool | null, zc: boolean) => {
     const q = newQueueBlock(heap, { name: 'zc rig', stats: heap.reserve(64, 64), pool, port: 3, c2s, regions: table, zeroCopyLog2: zc ? LOG2 : undefined });
-    if (zc && pool !== 0) heap.u32[(q >>> 2) + MQ_W_CAP] = mp.bufLen - mp.headroom;
     attachQueueRing(heap, q, ring, LOG2, BSIZE, MQ_NO_FD);
     return q;
   };
-  const q = { cliTx: queue(rings[0]!, true, 0, true), srvRx: queue(rings[0]!, true, mp.offset, false), srvTx: queue(rings[1]!, false, 0, false), cliRx: queue(rings[1]!, false, mp.offset, true) };
+  const q = { cliTx: queue(rings[0]!, true, null, true), srvRx: queue(rings[0]!, true, mp, false), srvTx: queue(rings[1]!, false, null, false), cliRx: queue(rings[1]!, false, mp, true) };
   return { heap, mp, mb, q, rxOps: memifOps(heap, mb, mp), txOps: memifOps(heap, mb, null), burst: heap.burst(32), lc: heap.lcore };
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Mempool } from '../../src/mem/mempool.js';
 import { portUp } from '../helpers.js';
 import { collectLog, noShim, packet, payload, sendAll, until, world } from './memif-util.js';
 
@@ -107,6 +108,58 @@ for (const datapath of ['wasm', 'ts'] as const) {
     });
   });
 }
+
+describe('net_memif rx queues set up twice (the second pool is the one used)', { skip: noShim }, () => {
+  let log: ReturnType<typeof collectLog>;
+  before(() => (log = collectLog()));
+  after(() => log.restore());
+
+  it('a server and a zero-copy client each allocate from the pool of the last rxQueueSetup', async () => {
+    const s = world('wasm', 1024);
+    const c = world('wasm', 1024, 64);
+    const sPool = Mempool.create(s.heap, { name: 'server_second', n: 1024, cacheSize: 32 });
+    const cPool = Mempool.create(c.heap, { name: 'client_second', n: 1024, cacheSize: 32 });
+    const path = sock('resetup');
+    const up = (w: ReturnType<typeof world>, second: Mempool, devargs: string): number => {
+      const p = w.ethdev.create(devargs);
+      w.ethdev.configure(p, 1, 1);
+      w.ethdev.rxQueueSetup(p, 0, 0, w.mp);
+      w.ethdev.rxQueueSetup(p, 0, 0, second);
+      w.ethdev.txQueueSetup(p, 0, 0);
+      w.ethdev.start(p);
+      return p;
+    };
+    const srv = up(s, sPool, `net_memif0,role=server,socket=${path},id=4`);
+    const cli = up(c, cPool, `net_memif1,role=client,socket=${path},id=4,rsize=8,zero-copy=yes`);
+    try {
+      await until(() => s.ethdev.linkUp(srv) && c.ethdev.linkUp(cli), 'link up on both ports');
+      // The zero-copy client posted its S2C ring from the second pool.
+      assert.equal(cPool.inUse(), 256);
+      assert.equal(c.mp.inUse(), 0);
+      const sizes = [60, 1518, 3000];
+      await sendAll(c.ethdev, cli, c.burst, sizes.map((len, i) => packet(c.mb, c.mp, payload(i, len))));
+      const got: Uint8Array[] = [];
+      await until(() => {
+        c.ethdev.txBurst(cli, 0, c.burst, 0);
+        const n = s.ethdev.rxBurst(srv, 0, s.burst, 64);
+        if (n > 0) assert.equal(s.mp.inUse(), 0, 'the server received into its first pool');
+        for (let i = 0; i < n; i++) got.push(s.mb.read(s.burst[i]!));
+        s.mb.freeBulk(s.burst, n);
+        return got.length >= sizes.length;
+      }, `${sizes.length} packets on the server`);
+      got.forEach((b, i) => assert.deepEqual(b, payload(i, sizes[i]!), `packet ${i} intact`));
+    } finally {
+      // Closed whatever failed above: open sockets would keep the file's process waiting.
+      c.ethdev.close(cli);
+      try {
+        await until(() => !s.ethdev.linkUp(srv), 'the server to see the client go');
+      } finally {
+        s.ethdev.close(srv);
+      }
+    }
+    for (const mp of [s.mp, c.mp, sPool, cPool]) mp.checkLeaks();
+  });
+});
 
 describe('net_memif without the native shim', () => {
   it('fails at start with one line that says why', async () => {

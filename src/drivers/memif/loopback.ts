@@ -20,7 +20,6 @@ import {
   MDESC_LENGTH,
   MDESC_OFFSET,
   MQ_NO_FD,
-  MQ_W_CAP,
   MREGS_W_COUNT,
   MREGS_W_ENTRIES,
   MRING_COOKIE,
@@ -76,12 +75,11 @@ export function memifLoopback(heap: Heap, pool: Mempool, opts: MemifLoopbackOpti
     const q = newQueueBlock(heap, {
       name: 'memif loopback',
       stats: heap.reserve(64, 64, 'memif loopback queue stats'),
-      pool: rx ? pool.offset : 0,
+      pool: rx ? pool : null,
       port: opts.port ?? 0,
       c2s,
       regions: table,
     });
-    if (rx) heap.u32[(q >>> 2) + MQ_W_CAP] = pool.bufLen - pool.headroom;
     attachQueueRing(heap, q, ring, opts.log2, opts.bsize, MQ_NO_FD);
     return q;
   };

@@ -48,7 +48,6 @@ import {
   MQ_D_BAD_DESC,
   MQ_F_ZC,
   MQ_NO_FD,
-  MQ_W_CAP,
   MQ_W_DONE,
   MQ_W_DONE_CAP,
   MQ_W_HEAD,
@@ -70,7 +69,7 @@ import {
   MRING_TAIL,
 } from './memif-layout.js';
 import { memifOps, type MemifOps } from './memif.twin.js';
-import { attachQueueRing, newQueueBlock } from './queue-block.js';
+import { attachQueueRing, newQueueBlock, setQueuePool } from './queue-block.js';
 import {
   ADD_RING_FLAG_C2S,
   MAX_LOG2_RING_SIZE,
@@ -354,7 +353,7 @@ class MemifDriver implements EthDriver, SocketMember {
     this.txq = new Array<number>(nbTxq).fill(0);
   }
 
-  private queueBlock(stats: number, pool: number, c2s: boolean): number {
+  private queueBlock(stats: number, pool: Mempool | null, c2s: boolean): number {
     return newQueueBlock(this.heap, {
       name: this.name,
       stats: stats * 8,
@@ -369,14 +368,14 @@ class MemifDriver implements EthDriver, SocketMember {
 
   rxQueueSetup(q: number, _nbDesc: number, pool: Mempool, _conf: object, stats: number): RxQueue {
     // The server receives on C2S rings, the client on S2C.
-    const block = (this.rxq[q] ||= this.queueBlock(stats, pool.offset, this.role === 'server'));
-    this.heap.u32[(block >>> 2) + MQ_W_CAP] = pool.bufLen - pool.headroom;
+    const block = (this.rxq[q] ||= this.queueBlock(stats, pool, this.role === 'server'));
+    setQueuePool(this.heap, block, pool);
     this.rxPools[q] = pool;
     return new MemifRxQueue(this.heap, block);
   }
 
   txQueueSetup(q: number, _nbDesc: number, _conf: object, stats: number): TxQueue {
-    const block = (this.txq[q] ||= this.queueBlock(stats, 0, this.role === 'client'));
+    const block = (this.txq[q] ||= this.queueBlock(stats, null, this.role === 'client'));
     return new MemifTxQueue(this.heap, block);
   }
 

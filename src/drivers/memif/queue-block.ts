@@ -5,12 +5,14 @@
  * blocks only through these, so a field added here reaches both.
  */
 import type { Heap } from '../../eal/heap.js';
+import type { Mempool } from '../../mem/mempool.js';
 import {
   MEMIF_QUEUE_SIZE,
   MQ_F_C2S,
   MQ_F_ZC,
   MQ_NO_FD,
   MQ_W_BSIZE,
+  MQ_W_CAP,
   MQ_W_DONE,
   MQ_W_DONE_CAP,
   MQ_W_FAULT,
@@ -32,8 +34,8 @@ export interface QueueBlockSpec {
   name: string;
   /** Heap byte offset of the queue's counters. */
   stats: number;
-  /** The rx queue's mempool offset; 0 for a tx queue. */
-  pool: number;
+  /** The rx queue's mempool; null for a tx queue. */
+  pool: Mempool | null;
   port: number;
   /** Whether the queue's ring is client-to-server. */
   c2s: boolean;
@@ -48,7 +50,6 @@ export function newQueueBlock(heap: Heap, spec: QueueBlockSpec): number {
   const u32 = heap.u32;
   const q = heap.reserve(MEMIF_QUEUE_SIZE, 64, `${spec.name} queue`);
   const w = q >>> 2;
-  u32[w + MQ_W_POOL] = spec.pool;
   u32[w + MQ_W_STATS] = spec.stats;
   u32[w + MQ_W_PORT] = spec.port;
   u32[w + MQ_W_FLAGS] = spec.c2s ? MQ_F_C2S : 0;
@@ -64,7 +65,20 @@ export function newQueueBlock(heap: Heap, spec: QueueBlockSpec): number {
       u32[w + MQ_W_DONE_CAP] = 2 * size;
     }
   }
+  if (spec.pool) setQueuePool(heap, q, spec.pool);
   return q;
+}
+
+/**
+ * Points rx block `q` at `pool`: the rx kernels allocate from it, and a
+ * zero-copy client posts its mbufs' data room as each buffer's length. A
+ * queue set up again with another pool is pointed again, never left on the
+ * first.
+ */
+export function setQueuePool(heap: Heap, q: number, pool: Mempool): void {
+  const w = q >>> 2;
+  heap.u32[w + MQ_W_POOL] = pool.offset;
+  heap.u32[w + MQ_W_CAP] = pool.bufLen - pool.headroom;
 }
 
 /**
