@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { memifLoopback } from '../../src/drivers/memif/loopback.js';
 import { memifOps } from '../../src/drivers/memif/memif.twin.js';
-import { attachQueueRing, newQueueBlock } from '../../src/drivers/memif/queue-block.js';
+import { attachQueueRing, newQueueBlock, writeRegionTable } from '../../src/drivers/memif/queue-block.js';
 import {
   MEMIF_COOKIE,
   MEMIF_DESC_SIZE,
@@ -15,8 +15,6 @@ import {
   MQ_W_SLOTS,
   MQ_W_RING,
   MQ_W_STATS,
-  MREGS_W_COUNT,
-  MREGS_W_ENTRIES,
   MRING_COOKIE,
   MRING_FLAGS,
 } from '../../src/drivers/memif/memif-layout.js';
@@ -144,9 +142,7 @@ function zcRig(datapath: 'wasm' | 'ts') {
   const rings = [heap.reserve(hdr, 64), heap.reserve(hdr, 64)];
   const table = heap.reserve(64, 64);
   const limit = heap.size - heap.free();
-  heap.u32[(table >>> 2) + MREGS_W_COUNT] = 1;
-  heap.u32[(table >>> 2) + MREGS_W_ENTRIES] = 0;
-  heap.u32[(table >>> 2) + MREGS_W_ENTRIES + 1] = limit;
+  writeRegionTable(heap, table, [{ base: 0, size: limit }]);
   rings.forEach((ring, r) => {
     heap.u32[(ring + MRING_COOKIE) >>> 2] = MEMIF_COOKIE;
     heap.u16[(ring + MRING_FLAGS) >>> 1] = r;

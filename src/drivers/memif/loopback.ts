@@ -20,12 +20,10 @@ import {
   MDESC_LENGTH,
   MDESC_OFFSET,
   MQ_NO_FD,
-  MREGS_W_COUNT,
-  MREGS_W_ENTRIES,
   MRING_COOKIE,
   MRING_FLAGS,
 } from './memif-layout.js';
-import { attachQueueRing, newQueueBlock } from './queue-block.js';
+import { attachQueueRing, newQueueBlock, writeRegionTable } from './queue-block.js';
 
 export interface MemifLoopbackOptions {
   /** log2 of each ring's slots (the rsize devarg). */
@@ -58,9 +56,7 @@ export function memifLoopback(heap: Heap, pool: Mempool, opts: MemifLoopbackOpti
   const size = 2 * hdr + 2 * slots * opts.bsize;
   const base = heap.reserve(size, 65536, 'memif loopback region');
   const table = heap.reserve(MEMIF_REGIONS_HDR_SIZE + MEMIF_REGION_ENTRY, 64, 'memif loopback region table');
-  u32[(table >>> 2) + MREGS_W_COUNT] = 1;
-  u32[(table >>> 2) + MREGS_W_ENTRIES] = base;
-  u32[(table >>> 2) + MREGS_W_ENTRIES + 1] = size;
+  writeRegionTable(heap, table, [{ base, size }]);
   const rings: [number, number] = [base, base + hdr];
   rings.forEach((ring, r) => {
     u32[(ring + MRING_COOKIE) >>> 2] = MEMIF_COOKIE;

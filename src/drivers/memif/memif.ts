@@ -61,15 +61,13 @@ import {
   MQ_W_LAST,
   MQ_W_POOL,
   MQ_W_RING,
-  MREGS_W_COUNT,
-  MREGS_W_ENTRIES,
   MRING_COOKIE,
   MRING_FLAGS,
   MRING_HEAD,
   MRING_TAIL,
 } from './memif-layout.js';
 import { memifOps, type MemifOps } from './memif.twin.js';
-import { attachQueueRing, newQueueBlock, setQueuePool } from './queue-block.js';
+import { attachQueueRing, newQueueBlock, setQueuePool, writeRegionTable } from './queue-block.js';
 import {
   ADD_RING_FLAG_C2S,
   MAX_LOG2_RING_SIZE,
@@ -609,12 +607,7 @@ class MemifDriver implements EthDriver, SocketMember {
   private connected(): void {
     const u32 = this.heap.u32;
     const u16 = this.heap.u16;
-    const table = this.regionTable >>> 2;
-    u32[table + MREGS_W_COUNT] = this.regions.length;
-    this.regions.forEach((r, i) => {
-      u32[table + MREGS_W_ENTRIES + 2 * i] = r.base;
-      u32[table + MREGS_W_ENTRIES + 2 * i + 1] = r.size;
-    });
+    writeRegionTable(this.heap, this.regionTable, this.regions);
     const server = this.role === 'server';
     const open = (q: number, ring: RingInfo | undefined, rx: boolean): void => {
       if (!q || !ring) return;
@@ -685,7 +678,7 @@ class MemifDriver implements EthDriver, SocketMember {
       while (Atomics.load(i32, (q >>> 2) + MQ_W_BUSY) !== 0 && Date.now() < deadline);
       this.heap.u32[(q >>> 2) + MQ_W_INT_FD] = MQ_NO_FD;
     }
-    this.heap.u32[(this.regionTable >>> 2) + MREGS_W_COUNT] = 0;
+    writeRegionTable(this.heap, this.regionTable, []);
     if (this.cfg.zeroCopy) for (const q of blocks) this.returnMbufs(q);
     for (const ring of [...this.c2s, ...this.s2c]) if (ring) closeFd(ring.fd);
     this.c2s = [];

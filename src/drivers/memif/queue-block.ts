@@ -1,8 +1,9 @@
 /**
  * A memif queue's data-path block (memif.record.ts) in its two steps: made
  * when the queue is set up, and pointed at a ring when the connection (or a
- * loopback) gives it one. The driver and the kernels' loopback rig both write
- * blocks only through these, so a field added here reaches both.
+ * loopback) gives it one; and the region table the blocks' descriptors refer
+ * to. The driver and the kernels' loopback rig both write blocks and tables
+ * only through these, so a field added here reaches both.
  */
 import type { Heap } from '../../eal/heap.js';
 import type { Mempool } from '../../mem/mempool.js';
@@ -27,7 +28,30 @@ import {
   MQ_W_RING,
   MQ_W_SLOTS,
   MQ_W_STATS,
+  MREGS_W_COUNT,
+  MREGS_W_ENTRIES,
 } from './memif-layout.js';
+
+/** A region as the kernels see it: where it is mapped in the heap, and its length. */
+export interface HeapRegion {
+  base: number;
+  size: number;
+}
+
+/**
+ * Writes the region table at heap offset `table`: `regions` in index order,
+ * the count last (an empty list, or a count of 0, leaves every descriptor
+ * outside all regions).
+ */
+export function writeRegionTable(heap: Heap, table: number, regions: readonly HeapRegion[]): void {
+  const u32 = heap.u32;
+  const w = table >>> 2;
+  regions.forEach((r, i) => {
+    u32[w + MREGS_W_ENTRIES + 2 * i] = r.base;
+    u32[w + MREGS_W_ENTRIES + 2 * i + 1] = r.size;
+  });
+  u32[w + MREGS_W_COUNT] = regions.length;
+}
 
 export interface QueueBlockSpec {
   /** Names the heap reservations. */
