@@ -12,6 +12,7 @@ import { copyBytes } from '../mem/copy.as';
 import { MBUF_SHIFT, M_BUF_ADDR, M_DATA_LEN, M_DATA_OFF, M_NEXT, M_PKT_LEN, M_PORT } from '../mem/mbuf-layout.as';
 import { guestTranslate } from '../virtio/guest-memory.as';
 import { PDESC_FLAGS, PDESC_ID, PDESC_LEN, PDESC_SIZE, VRING_PACKED_DESC_F_AVAIL, VRING_PACKED_DESC_F_USED } from '../virtio/packed-layout.as';
+import { putRxHeader } from '../virtio/net-hdr.as';
 import { NET_HDR_SIZE } from '../virtio/virtio-net-layout.as';
 import { VRING_DESC_F_WRITE } from '../virtio/vring-layout.as';
 import { VQ_ADDRS, VQ_DESC, VQ_LAST_AVAIL, VQ_NUM, VQ_PORT, VQ_SEG_ROOM, VQ_TABLE, VQ_USED_IDX, VQ_WRAP, VQ_WRAP_AVAIL, VQ_WRAP_USED } from './vhost-queue-layout.as';
@@ -88,9 +89,7 @@ export function vhostPackedEnqueue(q: u32, lc: u32, burst: u32, n: u32): u32 {
   }
   for (let k: u32 = 0; k < i; k++) {
     const dst = load<u32>(dsts + (k << 2));
-    store<u32>(dst, 0);
-    store<u32>(dst, 0, 4);
-    store<u32>(dst, 1 << 16, 8); // the last word: num_buffers (HDR_NUM_BUFFERS) = 1
+    putRxHeader(dst);
     let p = dst + NET_HDR_SIZE;
     for (let s = load<u32>(burst + (k << 2)); s != 0; s = load<u32>(s << MBUF_SHIFT, M_NEXT)) {
       const sr = s << MBUF_SHIFT;

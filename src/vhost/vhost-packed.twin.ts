@@ -10,7 +10,7 @@ import type { Mbufs } from '../mem/mbuf.js';
 import { H_DATA_LEN, H_PORT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../mem/mbuf-layout.js';
 import { translateIn } from '../virtio/guest-memory.js';
 import { PDESC_SIZE, VRING_PACKED_DESC_F_AVAIL, VRING_PACKED_DESC_F_USED } from '../virtio/packed-layout.js';
-import { NET_HDR_SIZE } from '../virtio/virtio-net.js';
+import { NET_HDR_SIZE, putRxHeader } from '../virtio/virtio-net.js';
 import { VRING_DESC_F_WRITE } from '../virtio/vring.js';
 import { VQ_WRAP_AVAIL, VQ_WRAP_USED, VQ_W_ADDRS, VQ_W_DESC, VQ_W_LAST_AVAIL, VQ_W_NUM, VQ_W_PORT, VQ_W_SEG_ROOM, VQ_W_TABLE, VQ_W_USED_IDX, VQ_W_WRAP } from './vhost-queue-layout.js';
 
@@ -90,9 +90,7 @@ export class PackedTwin {
     const mb = this.mb;
     for (let k = 0; k < i; k++) {
       const dst = u32[dsts + k]!;
-      view.setUint32(dst, 0, true);
-      view.setUint32(dst + 4, 0, true);
-      view.setUint32(dst + 8, 1 << 16, true); // num_buffers = 1
+      putRxHeader(view, dst); // num_buffers = 1
       let p = dst + NET_HDR_SIZE;
       for (let s = u32[b + k]!; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
         const len = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!;

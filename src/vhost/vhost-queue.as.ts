@@ -9,6 +9,7 @@
 import { copyBytes } from '../mem/copy.as';
 import { MBUF_SHIFT, M_BUF_ADDR, M_DATA_LEN, M_DATA_OFF, M_NEXT, M_PKT_LEN, M_PORT } from '../mem/mbuf-layout.as';
 import { guestTranslate } from '../virtio/guest-memory.as';
+import { putRxHeader } from '../virtio/net-hdr.as';
 import { NET_HDR_SIZE } from '../virtio/virtio-net-layout.as';
 import { DESC_FLAGS, DESC_LEN, DESC_SIZE, VRING_DESC_F_WRITE } from '../virtio/vring-layout.as';
 import { VQ_ADDRS, VQ_AVAIL, VQ_AVAIL_RING, VQ_DESC, VQ_FLAGS, VQ_F_AVAIL_PER_PACKET, VQ_LAST_AVAIL, VQ_MASK, VQ_NUM, VQ_PORT, VQ_SEG_ROOM, VQ_TABLE, VQ_USED, VQ_USED_IDX } from './vhost-queue-layout.as';
@@ -58,9 +59,7 @@ export function vhostEnqueue(q: u32, lc: u32, burst: u32, n: u32): u32 {
   }
   for (let k: u32 = 0; k < i; k++) {
     const dst = load<u32>(dsts + (k << 2));
-    store<u32>(dst, 0);
-    store<u32>(dst, 0, 4);
-    store<u32>(dst, 1 << 16, 8); // the last word: num_buffers (HDR_NUM_BUFFERS) = 1
+    putRxHeader(dst);
     let p = dst + NET_HDR_SIZE;
     for (let s = load<u32>(burst + (k << 2)); s != 0; s = load<u32>(s << MBUF_SHIFT, M_NEXT)) {
       const sr = s << MBUF_SHIFT;

@@ -9,7 +9,7 @@ import type { Heap } from '../eal/heap.js';
 import type { Mbufs } from '../mem/mbuf.js';
 import { H_DATA_LEN, H_PORT, MBUF_HALF_SHIFT, MBUF_WORD_SHIFT, W_NEXT, W_PKT_LEN } from '../mem/mbuf-layout.js';
 import { translateIn } from '../virtio/guest-memory.js';
-import { NET_HDR_SIZE } from '../virtio/virtio-net.js';
+import { NET_HDR_SIZE, putRxHeader } from '../virtio/virtio-net.js';
 import { DESC_SIZE, VRING_DESC_F_WRITE } from '../virtio/vring.js';
 import { PackedTwin } from './vhost-packed.twin.js';
 import { VQ_F_AVAIL_PER_PACKET, VQ_W_ADDRS, VQ_W_AVAIL, VQ_W_AVAIL_RING, VQ_W_DESC, VQ_W_FLAGS, VQ_W_LAST_AVAIL, VQ_W_MASK, VQ_W_NUM, VQ_W_PORT, VQ_W_SEG_ROOM, VQ_W_TABLE, VQ_W_USED, VQ_W_USED_IDX } from './vhost-queue-layout.js';
@@ -101,9 +101,7 @@ class VhostTwin {
     for (let k = 0; k < i; k++) {
       const dst = u32[dsts + k]!;
       // The header: all zero but num_buffers = 1 (meaningful with MRG_RXBUF, ignored without).
-      view.setUint32(dst, 0, true);
-      view.setUint32(dst + 4, 0, true);
-      view.setUint32(dst + 8, 1 << 16, true);
+      putRxHeader(view, dst);
       let p = dst + NET_HDR_SIZE;
       for (let s = u32[b + k]!; s !== 0; s = u32[(s << MBUF_WORD_SHIFT) + W_NEXT]!) {
         const len = u16[(s << MBUF_HALF_SHIFT) + H_DATA_LEN]!;

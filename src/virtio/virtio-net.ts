@@ -4,6 +4,7 @@
  * always the 12-byte `virtio_net_hdr` with `num_buffers` (5.1.6), whether or
  * not MRG_RXBUF is negotiated, and every field is little-endian.
  */
+import { HDR_NUM_BUFFERS } from './virtio-net-layout.js';
 
 /** Feature bit numbers (virtio 1.x 5.1.3, 6). */
 export const Feature = {
@@ -42,6 +43,22 @@ export const SUPPORTED_FEATURES: Features =
 
 /** The header's size and num_buffers' offset (declared in virtio-net.record.ts). */
 export { HDR_NUM_BUFFERS, NET_HDR_SIZE } from './virtio-net-layout.js';
+
+/** The header's last word with num_buffers (its upper half) 1 and nothing else. */
+const LAST_WORD = 1 << ((HDR_NUM_BUFFERS - 8) * 8);
+
+/**
+ * putRxHeader (net-hdr.as.ts) for the twins: the 12-byte header of a packet
+ * in one buffer (no offloads, num_buffers 1) at `dst`, written only where it
+ * differs, so the line the guest shares stays unwritten lap after lap.
+ */
+export function putRxHeader(view: DataView, dst: number): void {
+  if ((view.getUint32(dst, true) | view.getUint32(dst + 4, true)) !== 0 || view.getUint32(dst + 8, true) !== LAST_WORD) {
+    view.setUint32(dst, 0, true);
+    view.setUint32(dst + 4, 0, true);
+    view.setUint32(dst + 8, LAST_WORD, true);
+  }
+}
 
 /** Names of feature bits for messages. */
 export function featureNames(f: Features): string {
