@@ -18,6 +18,9 @@ import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { ArgError, DpkitError } from '../../errors.js';
 import { packageRoot } from '../../package.js';
+import type { CpuProbeResult } from './cpu-probe.js';
+import { compareByMode, modesText, probeSummary, rateModes } from './modes.js';
+import { ciText, mpps } from './render-text.js';
 import { bootstrapRatio, seededRandom, summarize, verdict, type RatioCI, type Summary, type Verdict } from './stats.js';
 import type { BenchOptions, Benchmark } from './types.js';
 import { filterCases } from './runner.js';
@@ -30,7 +33,8 @@ export interface MicroArm {
 
 export interface MicroArmCase {
   name: string;
-  arms: { name: string; samples: number[]; summary: Summary }[];
+  /** Each arm's runs; `probes` (one per sample) where the benchmark probes the CPUs before each. */
+  arms: { name: string; samples: number[]; summary: Summary; probes?: CpuProbeResult[] }[];
   /** The last arm (this tree) over the first, per other arm. */
   ratios: { a: string; b: string; ci: RatioCI; verdict: Verdict }[];
 }
@@ -49,8 +53,8 @@ export function parseCheckout(text: string): MicroArm {
   return { name, dir };
 }
 
-/** One measurement of one case by one arm's child process, in Mpps. */
-function runOnce(arm: MicroArm, bench: string, caseName: string, opts: BenchOptions): Promise<number> {
+/** One measurement of one case by one arm's child process: Mpps, and the CPU probe taken before it if any. */
+function runOnce(arm: MicroArm, bench: string, caseName: string, opts: BenchOptions): Promise<{ mpps: number; probe?: CpuProbeResult }> {
   const args = [`${arm.dir}/bin/dpkit.js`, 'bench', bench, '--reps', '1', '--filter', caseName, '--duration', String(opts.durationMs), '--warmup', String(opts.warmupMs), '--json', '-'];
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -63,10 +67,11 @@ function runOnce(arm: MicroArm, bench: string, caseName: string, opts: BenchOpti
       const what = `bench --checkout ${arm.name}: ${bench} '${caseName}'`;
       if (code !== 0) return fail(new DpkitError('EBENCH', `${what} exited with ${code}: ${err.trim().split('\n').pop() ?? ''}`));
       try {
-        const report = JSON.parse(out) as { results: { name: string; samples: number[] }[] };
+        const report = JSON.parse(out) as { results: { name: string; samples: number[]; probes?: CpuProbeResult[] }[] };
         const r = report.results.find((x) => x.name === caseName);
         if (!r || r.samples.length !== 1) return fail(new DpkitError('EBENCH', `${what}: that checkout has no such case`));
-        done(r.samples[0]!);
+        const probe = r.probes?.length === 1 ? r.probes[0] : undefined;
+        done(probe ? { mpps: r.samples[0]!, probe } : { mpps: r.samples[0]! });
       } catch (e) {
         fail(new DpkitError('EBENCH', `${what}: unreadable report (${(e as Error).message})`));
       }
@@ -82,6 +87,8 @@ export async function runMicroArms(benchmark: Benchmark, others: MicroArm[], opt
   const cases = filterCases(benchmark, opts, filter);
   const arms: MicroArm[] = [...others, { name: THIS_ARM, dir: fileURLToPath(packageRoot()) }];
   const samples = cases.map(() => arms.map(() => [] as number[]));
+  // Kept only while every run of the arm brought one (a checkout from before the probe brings none).
+  const probes = cases.map(() => arms.map((): CpuProbeResult[] | null => []));
   const rand = seededRandom(seed);
   const total = opts.reps * cases.length * arms.length;
   let done = 0;
@@ -94,14 +101,20 @@ export async function runMicroArms(benchmark: Benchmark, others: MicroArm[], opt
       }
       for (const a of order) {
         progress(`[${++done}/${total}] ${benchmark.name}: ${cases[c]!.name} (${arms[a]!.name})`);
-        samples[c]![a]!.push(await runOnce(arms[a]!, benchmark.name, cases[c]!.name, opts));
+        const run = await runOnce(arms[a]!, benchmark.name, cases[c]!.name, opts);
+        samples[c]![a]!.push(run.mpps);
+        const p = probes[c]!;
+        p[a] = run.probe && p[a] ? [...p[a], run.probe] : null;
       }
     }
   }
   const last = arms.length - 1;
   return cases.map((c, i) => ({
     name: c.name,
-    arms: arms.map((a, k) => ({ name: a.name, samples: samples[i]![k]!, summary: summarize(samples[i]![k]!) })),
+    arms: arms.map((a, k) => {
+      const p = probes[i]![k];
+      return { name: a.name, samples: samples[i]![k]!, summary: summarize(samples[i]![k]!), ...(p && p.length > 0 ? { probes: p } : {}) };
+    }),
     ratios: others.map((o, k) => {
       const ci = bootstrapRatio(samples[i]![k]!, samples[i]![last]!);
       return { a: o.name, b: THIS_ARM, ci, verdict: verdict(ci) };
@@ -124,5 +137,20 @@ export function renderMicroArms(title: string, results: MicroArmCase[]): string 
       r.ratios.map((x) => MARK[x.verdict]).join(', '),
     ]);
   }
-  return `${title}\n${table.toString()}\n`;
+  // As a matrix report: the probes' spread, each bimodal arm split at its levels, and this tree
+  // against each other arm level by level where both are bimodal and their levels line up.
+  const probes = probeSummary(results.flatMap((r) => r.arms.flatMap((a) => a.probes ?? [])));
+  const lines: string[] = probes ? [`CPU probe before each repetition: cache-line ${probes}`] : [];
+  for (const r of results) {
+    for (const a of r.arms) {
+      const m = rateModes(a);
+      if (m) lines.push(`  ~ ${r.name} (${a.name}) is bimodal: ${modesText(m)}`);
+    }
+    const self = r.arms[r.arms.length - 1]!;
+    for (const o of r.arms.slice(0, -1)) {
+      const byMode = compareByMode(o, self);
+      if (byMode) lines.push(`  ~ ${r.name}: ${self.name} vs ${o.name} by mode: ${byMode.map((m) => `${m.mode} ${mpps(m.a)} : ${mpps(m.b)} (${ciText(m)})`).join(', ')}`);
+    }
+  }
+  return `${title}\n${table.toString()}\n${lines.map((l) => `${l}\n`).join('')}`;
 }

@@ -33,6 +33,23 @@ describe('bench --checkout for micro-benchmarks', () => {
     assert.match(text, /▲ faster/);
   });
 
+  it('splits bimodal arms by their probes and compares this tree level by level, as a matrix report does', () => {
+    const probe = (ns: number) => ({ cpus: [0, 1] as [number, number], roundTripNs: ns, spinNs: [2, 2] as [number, number] });
+    const arm = (name: string, slow: number[], fast: number[]) => {
+      const samples = [...slow, ...fast];
+      return { name, samples, summary: { median: 0, min: 0, max: 0, n: samples.length }, probes: [...slow.map(() => probe(550)), ...fast.map(() => probe(150))] };
+    };
+    const before = arm('before', [5.0, 5.1, 4.9, 5.2, 5.0], [10.0, 10.4, 9.8, 10.1, 10.2]);
+    const self = arm(THIS_ARM, [6.0, 6.1, 5.9, 6.2, 6.0], [10.1, 10.3, 9.9, 10.0, 10.2]);
+    const text = renderMicroArms('t', [{ name: 'host-to-guest 256 B dpkit', arms: [before, self], ratios: [{ a: 'before', b: THIS_ARM, ci: { ratio: 1, lo: 0.6, hi: 1.7, level: 0.95 }, verdict: 'no significant difference' }] }]);
+    assert.match(text, /CPU probe before each repetition: cache-line round trip/);
+    assert.match(text, /~ host-to-guest 256 B dpkit \(before\) is bimodal: slow 5 runs 5\.00 Mpps, round trip 550 ns/);
+    assert.match(text, /~ host-to-guest 256 B dpkit: this vs before by mode: slow 5\.00 : 6\.00 \(\+20\.0 %, 95 % CI [\d.]+\.\.[\d.]+: faster\), fast 10\.10 : 10\.10 \([^)]*: no significant difference\)/);
+    // Without probes (a checkout from before them) nothing is split.
+    const bare = renderMicroArms('t', [{ name: 'x', arms: [{ ...before, probes: undefined }, { ...self, probes: undefined }], ratios: [] }]);
+    assert.doesNotMatch(bare, /~|CPU probe/);
+  });
+
   it("names one case to a checkout's process exactly, though case names hold commas", () => {
     const names = ['hash lookupBulk 16, wasm', 'hash lookupBulk 64, wasm', 'hash lookupBulk 16, ts', 'hash lookupBulk, DPDK'];
     const b = { name: 'lpm', cases: () => names.map((name) => ({ name, params: {} })) } as unknown as Benchmark;
