@@ -12,6 +12,12 @@ export interface ThreadSpec {
   start(ctl: Int32Array, thread: number): Worker;
   /** Whether this thread's count is part of the result (e.g. the consumer of a ring). */
   counted: boolean;
+  /**
+   * Called once every thread has reported (each has freed what it held and
+   * flushed its caches): checks what the threads shared, e.g. that their
+   * pool is full again. Throwing fails the measurement.
+   */
+  after?(): void;
 }
 
 export interface Measurement {
@@ -52,6 +58,7 @@ export async function measure(threads: ThreadSpec[], warmupMs: number, durationM
     const t1 = process.hrtime.bigint();
     Atomics.store(ctl, PHASE, STOP);
     const done = await Promise.all(reports);
+    for (const t of threads) t.after?.();
     const seconds = Number(t1 - t0) / 1e9;
     let packets = 0;
     threads.forEach((t, i) => {

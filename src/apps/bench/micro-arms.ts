@@ -103,8 +103,9 @@ export async function runMicroArms(benchmark: Benchmark, others: MicroArm[], opt
         progress(`[${++done}/${total}] ${benchmark.name}: ${cases[c]!.name} (${arms[a]!.name})`);
         const run = await runOnce(arms[a]!, benchmark.name, cases[c]!.name, opts);
         samples[c]![a]!.push(run.mpps);
-        const p = probes[c]!;
-        p[a] = run.probe && p[a] ? [...p[a], run.probe] : null;
+        const kept = probes[c]![a];
+        if (run.probe && kept) kept.push(run.probe);
+        else probes[c]![a] = null;
       }
     }
   }
