@@ -46,7 +46,8 @@ describe('testpmd --forward-mode=gen', () => {
         ['c', 1000, 1000, 0, 0],
       ],
     );
-    assert.match(j.gen.verdict, /in all 3000 of 3000 packets sent/);
+    // Kept or not is the machine's timing (a quiet fast one keeps 170 kpps); the count is not.
+    assert.match(j.gen.verdict, /\b3000 of 3000 packets sent\b/);
     // The text statistics (stderr with --json): one line per gen stream, and each probe stream seen by its lcore's checker.
     assert.match(r.stderr, /Gen stream b: asked [\d.]+ kpps achieved [\d.]+ kpps sent 1000 tx-dropped 0 no-mbuf 0 late \d+/);
     for (const id of [0, 1, 2]) assert.match(r.stderr, new RegExp(`Probe stream ${id}: received 1000 lost 0 duplicates 0 reordered 0\\n`));
