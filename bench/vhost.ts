@@ -58,9 +58,20 @@ function threads(dir: Direction, size: number, availPerPacket: boolean): ThreadS
         workerData: { ctl, thread, lcore, cpu, heap: heap.descriptor(), pool: pool.offset, engine, rxq: ethdev.rxQueue(p, 0).descriptor(), txq: ethdev.txQueue(p, 0).descriptor(), txPkts: txPkts(size) },
       }),
   });
+  // Once both lcores have stopped: closed, the ports give back the mbufs their rings hold (a stop
+  // keeps them posted for a restart, as DPDK's virtio does), and every case ends with both pools
+  // full, as a testpmd run does.
+  const after = () => {
+    for (const p of [guest, host]) ethdev.stop(p);
+    for (const p of [guest, host]) ethdev.close(p);
+    for (const pool of [hostPool, guestPool]) {
+      pool.flushCache();
+      pool.checkLeaks();
+    }
+  };
   return dir === 'host-to-guest'
-    ? [side(host, hostPool, 'txonly', 1, 0, false), side(guest, guestPool, 'rxonly', 2, 1, true)]
-    : [side(guest, guestPool, 'txonly', 1, 1, false), side(host, hostPool, 'rxonly', 2, 0, true)];
+    ? [side(host, hostPool, 'txonly', 1, 0, false), { ...side(guest, guestPool, 'rxonly', 2, 1, true), after }]
+    : [side(guest, guestPool, 'txonly', 1, 1, false), { ...side(host, hostPool, 'rxonly', 2, 0, true), after }];
 }
 
 /**
