@@ -9,6 +9,7 @@ import { native } from '../../native/native.js';
 import { version } from '../../package.js';
 import { dpdkTestpmd, dpdkVersion } from './testpmd-run.js';
 import type { DpdkBuild } from './dpdk.js';
+import { dpdkMemoryFact } from './dpdk-memory.js';
 
 export interface MachineFacts {
   cpu: string;
@@ -19,6 +20,8 @@ export interface MachineFacts {
   dpdk: string | null;
   /** The DPDK builds the run's DPDK arms ran (`--dpdk`, or the one on PATH): version, build flags, path. */
   dpdkBuilds?: DpdkBuild[];
+  /** The pages DPDK's processes ran on (dpdk-memory.ts): hugepages, or --no-huge and why. */
+  dpdkMemory?: string;
   /** Whether lcores were pinned (the native shim is built). */
   affinity: boolean;
   loadavg: number[];
@@ -32,6 +35,7 @@ export function machineFacts(): MachineFacts {
     node: process.version,
     dpkit: version(),
     dpdk: dpdkTestpmd() ? (dpdkVersion() ?? 'installed, version unknown') : null,
+    ...(dpdkTestpmd() ? { dpdkMemory: dpdkMemoryFact() } : {}),
     affinity: native() !== undefined,
     loadavg: loadavg(),
   };

@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ArgError } from '../../errors.js';
+import { chooseDpdkMemory } from './dpdk-memory.js';
 import { machineFacts } from './machine.js';
 import { summarize } from './stats.js';
 import { MIN_PAIRS, validateConfig, type Dims, type MatrixConfig } from './matrix.js';
@@ -46,6 +47,8 @@ Matrix options:
   --dpdk PATH        compare with this DPDK: a dpdk-testpmd binary or a DPDK build directory
                      (scripts/build-dpdk.sh); repeatable, each an arm dpdk-<version>-<build>
                      (dpdk-22.11-debian, dpdk-25.11-native) in place of the preset's DPDK arms
+  --dpdk-memory M    DPDK's pages: huge, no-huge or auto (default: hugepages when two DPDK
+                     processes' 1 GiB each are free, scripts/hugepages.sh; the report says which)
   --quick            2 pairs of 1 s runs: a smoke check, not a result
   --ceiling          also run the ceiling micro-benchmark (null rx+tx with no engine) and
                      print each arm as a share of it
@@ -57,6 +60,7 @@ Micro-benchmark options:
   --filter TEXT      the cases whose names hold one of these comma-separated
                      parts, and none of those given as !PART
   --dpdk PATH        (vhost) DPDK's pair from this build instead of the one on PATH; repeatable
+  --dpdk-memory M    (vhost) DPDK's pages, as for a matrix
   --checkout NAME=DIR  also run each case on another built checkout, alternating,
                      and report this tree / NAME with a 95 % interval (repeatable)
 Other:
@@ -96,6 +100,7 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
         filter: { type: 'string' },
         checkout: { type: 'string', multiple: true },
         dpdk: { type: 'string', multiple: true },
+        'dpdk-memory': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -103,6 +108,7 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
     throw new ArgError(`bench: ${(e as Error).message}\n\n${BENCH_USAGE}`);
   }
   const { values: v, positionals } = parsed;
+  chooseDpdkMemory(v['dpdk-memory']);
   const help = () =>
     `${BENCH_USAGE}\nPresets (what each measures):\n${[...presets].map(([n, c]) => `  ${n.padEnd(13)} ${c.title}\n`).join('')}` +
     `Micro-benchmarks: ${listBenchmarks(micro).join(', ')} (vhost: the vhost enqueue-by-size study)\n` +

@@ -173,6 +173,7 @@ export function renderHtml(r: BenchReport): string {
     ['dpkit', m.dpkit],
     ['DPDK', m.dpdk ?? 'not installed'],
     ...(m.dpdkBuilds ?? []).map((b) => [b.name, `DPDK ${b.version}, ${b.flags} (${b.path})`]),
+    ...(m.dpdkMemory ? [["DPDK's memory", m.dpdkMemory]] : []),
     ['lcore affinity', m.affinity ? 'pinned' : 'floating (native shim not built)'],
     ['load average at the end', m.loadavg.map((l) => l.toFixed(2)).join(' ')],
     ['runs', `${r.config.pairs} pairs per cell, ${r.config.seconds} s measured after ${r.config.warmup} s warm-up, arms in random order per pair`],

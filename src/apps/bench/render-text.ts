@@ -28,6 +28,7 @@ export function renderText(r: BenchReport): string {
   out.push(`${r.title}`);
   out.push(`${r.machine.cpu}, ${r.machine.cores} cores, node ${r.machine.node}, DPDK ${r.machine.dpdk ?? 'not installed'}; ${r.config.pairs} pairs x ${r.config.seconds} s (+${r.config.warmup} s warm-up) per arm and cell`);
   for (const b of r.machine.dpdkBuilds ?? []) out.push(`${b.name}: DPDK ${b.version}, ${b.flags} (${b.path})`);
+  if (r.machine.dpdkMemory) out.push(`DPDK's memory: ${r.machine.dpdkMemory}`);
   const probes = r.cells.flatMap((c) => c.arms.flatMap((a) => a.probes ?? []));
   const summary = probeSummary(probes);
   if (summary) out.push(`CPU probe before each run (CPUs ${probes[0]!.cpus.join(' <-> ')}): cache-line ${summary}; "~" lines split a bimodal arm's runs and give each mode's probe medians`);
