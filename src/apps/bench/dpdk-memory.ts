@@ -84,12 +84,14 @@ export function dpdkMemory(): DpdkMemoryMode {
 }
 
 /**
- * DPDK's EAL memory arguments for one process. On hugepages the files are
- * unlinked once mapped (`--huge-unlink`), so a killed run leaves none behind;
- * a vhost-user or memif peer still gets their fds.
+ * DPDK's EAL memory arguments for one process. On hugepages: `--in-memory`
+ * (memfds, no files left in hugetlbfs by a killed run) with
+ * `--single-file-segments` (one fd a segment list: a page a file would make
+ * virtio_user's memory table 512 regions, past vhost-user's 8; DPDK refuses
+ * it beside an explicit `--huge-unlink`).
  */
 export function dpdkMemArgs(mb = DPDK_MEM_MB): string[] {
-  return dpdkMemory() === 'huge' ? ['-m', String(mb), '--huge-unlink'] : ['--no-huge', '-m', String(mb)];
+  return dpdkMemory() === 'huge' ? ['-m', String(mb), '--in-memory', '--single-file-segments'] : ['--no-huge', '-m', String(mb)];
 }
 
 /** One line for a report's header: the pages DPDK's processes ran on. */

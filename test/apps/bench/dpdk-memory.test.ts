@@ -31,7 +31,7 @@ describe('bench: DPDK on hugepages', () => {
     if (missing) assert.throws(() => chooseDpdkMemory('huge'), (e: Error) => e.message === `bench --dpdk-memory huge: ${missing} (scripts/hugepages.sh reserves them)`);
     else {
       assert.equal(chooseDpdkMemory('huge'), 'huge');
-      assert.deepEqual(dpdkMemArgs(), ['-m', String(DPDK_MEM_MB), '--huge-unlink']);
+      assert.deepEqual(dpdkMemArgs(), ['-m', String(DPDK_MEM_MB), '--in-memory', '--single-file-segments']);
     }
     assert.equal(chooseDpdkMemory('auto'), missing ? 'no-huge' : 'huge');
   });
