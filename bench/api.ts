@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
-import { dpdkMemArgs } from '../src/apps/bench/dpdk-memory.js';
+import { dpdkEalArgs } from '../src/apps/bench/dpdk-memory.js';
 import { bootstrapRatio, summarize, verdict } from '../src/apps/bench/stats.js';
 import type { BenchCase, BenchOptions, Benchmark } from '../src/apps/bench/types.js';
 import { DpkitError } from '../src/errors.js';
@@ -69,7 +69,7 @@ function command(arm: Arm, lcores: number, prefix: string): string[] {
   const app = ['--', '-p', '0x3', '-q', lcores === 1 ? '2' : '1', '-T', '1'];
   if (arm === 'dpdk') {
     // l2fwd's main lcore forwards too: 1 lcore is `-l 1`, 2 are CPUs 0 and 1.
-    return [dpdkL2fwd(), '-l', lcores === 1 ? '1' : '0-1', ...dpdkMemArgs(), '--no-pci', '--file-prefix', prefix, ...PORTS, ...app];
+    return [dpdkL2fwd(), '-l', lcores === 1 ? '1' : '0-1', ...dpdkEalArgs(prefix), ...PORTS, ...app];
   }
   // dpkit's main thread sleeps: it shares CPU 0 with a worker when there are two.
   const lc = lcores === 1 ? '0@0,1@1' : '0@0,1@0,2@1';

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
-import { dpdkMemArgs } from '../src/apps/bench/dpdk-memory.js';
+import { dpdkEalArgs } from '../src/apps/bench/dpdk-memory.js';
 import { bootstrapRatio, summarize, verdict } from '../src/apps/bench/stats.js';
 import type { BenchCase, BenchOptions, Benchmark } from '../src/apps/bench/types.js';
 import { ipv4CksumSet, ipv6UdptcpCksum } from '../src/net/checksum.js';
@@ -139,7 +139,7 @@ export function l3fwdCommand(arm: Arm, cell: Cell, prefix: string): string[] {
   const lc = arm === 'dpdk' ? [1, 0] : [1, 2];
   const config = cell.lcores === 1 ? `(0,0,${lc[0]}),(1,0,${lc[0]})` : `(0,0,${lc[0]}),(0,1,${lc[1]}),(1,0,${lc[0]}),(1,1,${lc[1]})`;
   const app = ['--', '-p', '0x3', '--config', config, '--parse-ptype', '--lookup', cell.lookup, ...(cell.family === 6 ? ['--ipv6'] : [])];
-  if (arm === 'dpdk') return [dpdkL3fwd(), '-l', cell.lcores === 1 ? '1' : '0-1', ...dpdkMemArgs(), '--no-pci', '--file-prefix', prefix, ...ports, ...app];
+  if (arm === 'dpdk') return [dpdkL3fwd(), '-l', cell.lcores === 1 ? '1' : '0-1', ...dpdkEalArgs(prefix), ...ports, ...app];
   return [process.execPath, 'bin/dpkit.js', 'l3fwd', '--lcores', cell.lcores === 1 ? '0@0,1@1' : '0@0,1@1,2@0', '--file-prefix', prefix, ...ports, ...app];
 }
 

@@ -6,10 +6,9 @@
  * 2 KiB buffer, so the few hundred mbufs in flight sit on as many 4 KiB pages,
  * more than a first-level TLB holds (no PMU here to count the misses); dpkit's
  * mbuf records are one dense array, 64 B each, and its rate does not move
- * with the page size. A comparison is fair only
- * against DPDK on hugepages, so the bench uses them whenever the machine has
- * them (`scripts/hugepages.sh` reserves and mounts them) and says so in the
- * report when it cannot.
+ * with the page size. A comparison is fair only against DPDK on hugepages, so
+ * the bench uses them whenever the machine has them (`scripts/hugepages.sh`
+ * reserves and mounts them) and says so in the report when it cannot.
  */
 import { readFileSync } from 'node:fs';
 import { ArgError } from '../../errors.js';
@@ -62,7 +61,8 @@ export function hugepagesMissing(h = hugepages()): string | null {
   return h.free < need ? `${h.free} hugepages free of the ${need} two DPDK processes need` : null;
 }
 
-let chosen: DpdkMemoryMode | undefined;
+/** The mode this process's DPDK runs in, and the report's line for it, fixed when chosen. */
+let chosen: { mode: DpdkMemoryMode; fact: string } | undefined;
 
 /**
  * Sets the mode for this process's DPDK runs from `--dpdk-memory`: `huge`
@@ -72,31 +72,36 @@ let chosen: DpdkMemoryMode | undefined;
 export function chooseDpdkMemory(option: string | undefined): DpdkMemoryMode {
   const want = option ?? 'auto';
   if (want !== 'auto' && want !== 'huge' && want !== 'no-huge') throw new ArgError(`bench --dpdk-memory ${want}: expected huge, no-huge or auto`);
-  const missing = want === 'no-huge' ? null : hugepagesMissing();
+  const h = want === 'no-huge' ? null : hugepages();
+  const missing = want === 'no-huge' ? null : hugepagesMissing(h);
   if (want === 'huge' && missing) throw new ArgError(`bench --dpdk-memory huge: ${missing} (scripts/hugepages.sh reserves them)`);
-  chosen = want === 'no-huge' || missing ? 'no-huge' : 'huge';
-  return chosen;
+  chosen =
+    h && !missing
+      ? { mode: 'huge', fact: `hugepages of ${h.pageBytes / 1024 / 1024} MiB (${h.mount})` }
+      : { mode: 'no-huge', fact: `--no-huge (4 KiB pages; ${missing ?? 'chosen'})` };
+  return chosen.mode;
 }
 
 /** The mode DPDK runs in (chosen by `chooseDpdkMemory`, else auto). */
 export function dpdkMemory(): DpdkMemoryMode {
-  return chosen ?? chooseDpdkMemory('auto');
+  return chosen?.mode ?? chooseDpdkMemory('auto');
 }
 
 /**
- * DPDK's EAL memory arguments for one process. On hugepages: `--in-memory`
- * (memfds, no files left in hugetlbfs by a killed run) with
- * `--single-file-segments` (one fd a segment list: a page a file would make
- * virtio_user's memory table 512 regions, past vhost-user's 8; DPDK refuses
- * it beside an explicit `--huge-unlink`).
+ * The EAL arguments every DPDK process of the bench takes: its memory, no
+ * PCI scan, and its own `--file-prefix` (two run at once in a pair). On
+ * hugepages: `--in-memory` (memfds, no files left in hugetlbfs by a killed
+ * run) with `--single-file-segments` (one fd a segment list: a page a file
+ * would make virtio_user's memory table 512 regions, past vhost-user's 8; DPDK
+ * refuses it beside an explicit `--huge-unlink`).
  */
-export function dpdkMemArgs(mb = DPDK_MEM_MB): string[] {
-  return dpdkMemory() === 'huge' ? ['-m', String(mb), '--in-memory', '--single-file-segments'] : ['--no-huge', '-m', String(mb)];
+export function dpdkEalArgs(prefix: string): string[] {
+  const mem = dpdkMemory() === 'huge' ? ['-m', String(DPDK_MEM_MB), '--in-memory', '--single-file-segments'] : ['--no-huge', '-m', String(DPDK_MEM_MB)];
+  return [...mem, '--no-pci', '--file-prefix', prefix];
 }
 
 /** One line for a report's header: the pages DPDK's processes ran on. */
 export function dpdkMemoryFact(): string {
-  if (dpdkMemory() === 'no-huge') return `--no-huge (4 KiB pages; ${hugepagesMissing() ?? 'chosen'})`;
-  const h = hugepages();
-  return `hugepages of ${(h?.pageBytes ?? 0) / 1024 / 1024} MiB (${h?.mount ?? '?'})`;
+  if (!chosen) chooseDpdkMemory('auto');
+  return chosen!.fact;
 }

@@ -11,7 +11,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { dpdkMemArgs } from './dpdk-memory.js';
+import { dpdkEalArgs } from './dpdk-memory.js';
 
 export type Autotest = 'lpm_perf_autotest' | 'lpm6_perf_autotest' | 'hash_perf_autotest';
 
@@ -110,7 +110,7 @@ export function runAutotest(test: Autotest, timeoutS = AUTOTEST_TIMEOUT_S): Prom
   if (!bin) return Promise.resolve({ failed: `${test}: dpdk-test is not installed (apt-get install dpdk-dev)` });
   const prefix = `dpkit-bench-${test}-${process.pid}`;
   const stdbuf = onPath('stdbuf');
-  const args = [...dpdkMemArgs(), '--no-pci', '--file-prefix', prefix, '--log-level=lib.eal:debug'];
+  const args = [...dpdkEalArgs(prefix), '--log-level=lib.eal:debug'];
   return new Promise((done) => {
     // Line-buffered (coreutils' stdbuf): a run killed at the timeout still hands over the lines it printed.
     const child = stdbuf ? spawn(stdbuf, ['-oL', bin, ...args], { stdio: ['pipe', 'pipe', 'pipe'] }) : spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });

@@ -20,7 +20,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { dpdkMemArgs } from './dpdk-memory.js';
+import { dpdkEalArgs } from './dpdk-memory.js';
 import type { Cell, MatrixConfig, Variant } from './matrix.js';
 import { testpmdArgs } from './matrix.js';
 import { dpdkTestpmd, dpkitEntry, runTestpmd } from './testpmd-run.js';
@@ -105,7 +105,7 @@ function startSource(n: ReturnType<typeof names>, size: number, seconds: number)
   // Without a terminal testpmd would stop at once ("Press enter to exit"): DPDK's runs on its
   // periodic statistics, dpkit's for --duration. The run kills it sooner.
   const cmd = dpdk
-    ? ['timeout', String(seconds), dpdk, ...vdev, ...dpdkMemArgs(), '--no-pci', '--file-prefix', n.S, '--', ...app, '--stats-period=1']
+    ? ['timeout', String(seconds), dpdk, ...vdev, ...dpdkEalArgs(n.S), '--', ...app, '--stats-period=1']
     : [process.execPath, ...dpkitEntry(), 'testpmd', ...vdev, '--', ...app, `--duration=${seconds}`];
   return spawn('ip', ['netns', 'exec', n.S, ...cmd], { stdio: 'ignore' });
 }

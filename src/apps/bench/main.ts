@@ -108,7 +108,6 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
     throw new ArgError(`bench: ${(e as Error).message}\n\n${BENCH_USAGE}`);
   }
   const { values: v, positionals } = parsed;
-  chooseDpdkMemory(v['dpdk-memory']);
   const help = () =>
     `${BENCH_USAGE}\nPresets (what each measures):\n${[...presets].map(([n, c]) => `  ${n.padEnd(13)} ${c.title}\n`).join('')}` +
     `Micro-benchmarks: ${listBenchmarks(micro).join(', ')} (vhost: the vhost enqueue-by-size study)\n` +
@@ -123,6 +122,7 @@ export async function benchMain(argv: string[], micro: BenchRegistry): Promise<n
     process.stdout.write(renderCompare(a, b, compareReports(readReport(a), readReport(b))));
     return 0;
   }
+  chooseDpdkMemory(v['dpdk-memory']);
   const given = v.preset ?? (v.config === undefined ? positionals[0] : undefined);
   const name = given === undefined ? undefined : (benchAliases.get(given) ?? given);
   if (v.config === undefined && name === undefined) {

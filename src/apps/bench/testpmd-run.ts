@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BenchRunError } from '../../errors.js';
 import { packageRoot } from '../../package.js';
-import { dpdkMemArgs } from './dpdk-memory.js';
+import { dpdkEalArgs } from './dpdk-memory.js';
 import { summarize } from './stats.js';
 import { watchTestpmd, type Watch } from './watchers.js';
 
@@ -19,7 +19,7 @@ export type System = 'dpkit' | 'dpdk';
 
 export interface TestpmdRun {
   system: System;
-  /** EAL arguments (lcores, vdevs); DPDK's memory (dpdk-memory.ts), no-pci and file-prefix are added for it. */
+  /** EAL arguments (lcores, vdevs); DPDK's memory, no-pci and file-prefix are added for it (dpdkEalArgs). */
   eal: string[];
   /** testpmd arguments after `--`. */
   app: string[];
@@ -152,7 +152,7 @@ export async function runTestpmd(run: TestpmdRun): Promise<number> {
     // DPDK needs ~2.5 s before it forwards, and much longer on a loaded machine or on ports that
     // map kernel rings: the run is stopped with SIGINT (`timeout` passes it on, DPDK prints its
     // final statistics) once its measured blocks are in, and `timeout` only bounds a slow start.
-    args = ['-s', 'INT', String(span + 3.5 + DPDK_SLOW_START_S), path, ...run.eal, ...dpdkMemArgs(), '--no-pci', '--file-prefix', prefix, '--', ...run.app, '--stats-period=1'];
+    args = ['-s', 'INT', String(span + 3.5 + DPDK_SLOW_START_S), path, ...run.eal, ...dpdkEalArgs(prefix), '--', ...run.app, '--stats-period=1'];
   }
   let err = '';
   let exited!: () => void;

@@ -1,7 +1,7 @@
 // Which pages the bench's DPDK runs on: read from /proc's text, chosen once per bench process.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DPDK_MEM_MB, chooseDpdkMemory, dpdkMemArgs, hugepages, hugepagesMissing } from '../../../src/apps/bench/dpdk-memory.js';
+import { DPDK_MEM_MB, chooseDpdkMemory, dpdkEalArgs, dpdkMemoryFact, hugepages, hugepagesMissing } from '../../../src/apps/bench/dpdk-memory.js';
 
 const meminfo = (total: number, free: number, kb = 2048) => `MemTotal:       24684544 kB\nHugePages_Total:    ${total}\nHugePages_Free:     ${free}\nHugepagesize:       ${kb} kB\n`;
 const MOUNTED = 'proc /proc proc rw 0 0\nnodev /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n';
@@ -25,13 +25,15 @@ describe('bench: DPDK on hugepages', () => {
 
   it('--dpdk-memory: no-huge is DPDK\'s test mode, a bad word is refused, huge fails where the machine cannot', () => {
     assert.equal(chooseDpdkMemory('no-huge'), 'no-huge');
-    assert.deepEqual(dpdkMemArgs(), ['--no-huge', '-m', String(DPDK_MEM_MB)]);
+    assert.deepEqual(dpdkEalArgs('p'), ['--no-huge', '-m', String(DPDK_MEM_MB), '--no-pci', '--file-prefix', 'p']);
+    assert.match(dpdkMemoryFact(), /^--no-huge \(4 KiB pages; .+\)$/);
     assert.throws(() => chooseDpdkMemory('some'), /bench --dpdk-memory some: expected huge, no-huge or auto/);
     const missing = hugepagesMissing();
     if (missing) assert.throws(() => chooseDpdkMemory('huge'), (e: Error) => e.message === `bench --dpdk-memory huge: ${missing} (scripts/hugepages.sh reserves them)`);
     else {
       assert.equal(chooseDpdkMemory('huge'), 'huge');
-      assert.deepEqual(dpdkMemArgs(), ['-m', String(DPDK_MEM_MB), '--in-memory', '--single-file-segments']);
+      assert.deepEqual(dpdkEalArgs('p'), ['-m', String(DPDK_MEM_MB), '--in-memory', '--single-file-segments', '--no-pci', '--file-prefix', 'p']);
+      assert.match(dpdkMemoryFact(), /^hugepages of \d+ MiB \(\/.+\)$/);
     }
     assert.equal(chooseDpdkMemory('auto'), missing ? 'no-huge' : 'huge');
   });
