@@ -32,17 +32,17 @@
  * replaying queue's block and its table), pcap.as.ts (the replay, one wasm
  * call per burst) and pcap.twin.ts (its twin, and the choice between them).
  */
-import { closeSync, openSync, statSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { ArgError } from '../../errors.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { boolArg } from '../../ethdev/devargs.js';
 import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
-import type { Burst, Heap } from '../../eal/heap.js';
+import { CACHE_LINE, type Burst, type Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { OlFlags } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
 import { MAX_CAPLEN, osReason, PcapError, type PcapFormat, type TsResolution } from '../../pcap/format.js';
-import { PcapReader, READER_STATE_WORDS, READER_WINDOW, readerEnded } from '../../pcap/reader.js';
+import { PcapReader, READER_STATE_WORDS, READER_WINDOW, readerEnded, type ReaderOptions } from '../../pcap/reader.js';
 import { storeNs, unitsToTs, type Timestamp } from '../../pcap/time.js';
 import { PcapWriter, WRITER_BUFFER } from '../../pcap/writer.js';
 import { vdevMac } from '../mac.js';
@@ -418,24 +418,18 @@ class PcapDriver implements EthDriver {
     return rxq;
   }
 
-  /** Reads a whole capture into the heap: the table of its packets, then their bytes. @returns the replay block's offset. */
+  /**
+   * Reads a whole capture into the heap: the table of its packets, then their
+   * bytes, each packet from a cache line's start as in DPDK's mbufs (a
+   * misaligned source splits the copy's loads across lines).
+   * @returns the replay block's offset.
+   */
   private loadReplay(file: string, pool: Mempool, stats: number): number {
     const heap = this.ctx.heap;
-    let count = 0;
-    let bytes = 0;
-    const scan = new PcapReader(file, {
-      skipTruncated: true,
+    const { count, bytes } = replaySize(file, {
       onWarning: (m) => cutRecord(this.ctx.name, m, heap.f64, stats),
       onCutToSnaplen: (_, m) => process.stderr.write(`${this.ctx.name}: rx_pcap=${m}\n`),
     });
-    try {
-      while (scan.next()) {
-        count++;
-        bytes += scan.caplen;
-      }
-    } finally {
-      scan.close();
-    }
     if (count === 0) throw new PcapError(file, -1, 'infinite_rx=1: the capture holds no packet to replay');
     const q = heap.reserve(PCAP_REPLAY_SIZE, 64, `${this.ctx.name} replay state`);
     const table = heap.reserve(count * PCAP_REPLAY_ENTRY_SIZE, 64, `${this.ctx.name} replay table of ${count} packets`);
@@ -457,7 +451,7 @@ class PcapDriver implements EthDriver {
         u32[t + REPLAY_ENTRY_W_CAPLEN] = r.caplen;
         u32[t + REPLAY_ENTRY_W_SEC] = r.sec;
         u32[t + REPLAY_ENTRY_W_NSEC] = r.nsec;
-        data += r.caplen;
+        data += lineUp(r.caplen);
       }
     } finally {
       r.close();
@@ -528,18 +522,44 @@ export const netPcap: DriverSpec = {
     const rx = args.filter(([k]) => k === 'rx_pcap').map(([, v]) => v);
     const tx = args.filter(([k]) => k === 'tx_pcap').length;
     const infinite = args.some(([k, v]) => k === 'infinite_rx' && v === '1');
-    // Replays hold each file (a bound: the table is smaller than the record headers it replaces); streams a window each.
-    const rxBytes = rx.reduce((sum, f) => sum + (infinite ? sizeOf(f) + 4096 : READER_WINDOW + READER_STATE_WORDS * 8 + 128), 0);
+    // Replays hold each file's packets and table; streams a window each.
+    const rxBytes = rx.reduce((sum, f) => sum + (infinite ? replayMemory(f) : READER_WINDOW + READER_STATE_WORDS * 8 + 128), 0);
     return rxBytes + tx * (WRITER_BUFFER + 128) + liveMemoryNeeded(args);
   },
   openRxQueue: (heap, d) => new PcapRxQueue(heap, d as PcapRxDesc),
   openTxQueue: (heap, d) => new PcapTxQueue(heap, d as PcapTxDesc),
 };
 
-function sizeOf(file: string): number {
+/**
+ * A replay's packets and their bytes, each packet rounded up to whole cache
+ * lines as loadReplay lays them out. Reads the record headers only.
+ */
+function replaySize(file: string, opts: Pick<ReaderOptions, 'onWarning' | 'onCutToSnaplen'> = {}): { count: number; bytes: number } {
+  let count = 0;
+  let bytes = 0;
+  const scan = new PcapReader(file, { skipTruncated: true, ...opts });
   try {
-    return statSync(file).size;
-  } catch {
-    return 0; // the driver names the missing file when it opens it
+    while (scan.next()) {
+      count++;
+      bytes += lineUp(scan.caplen);
+    }
+  } finally {
+    scan.close();
   }
+  return { count, bytes };
+}
+
+/** The heap a replay of `file` takes: its block, table and packets, with their alignment. */
+function replayMemory(file: string): number {
+  try {
+    const { count, bytes } = replaySize(file);
+    return PCAP_REPLAY_SIZE + count * PCAP_REPLAY_ENTRY_SIZE + bytes + 3 * CACHE_LINE;
+  } catch {
+    return 0; // the driver names the missing or malformed file when it opens it
+  }
+}
+
+/** `n` rounded up to whole cache lines. */
+function lineUp(n: number): number {
+  return Math.ceil(n / CACHE_LINE) * CACHE_LINE;
 }
