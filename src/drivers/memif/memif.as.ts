@@ -261,10 +261,23 @@ export function memifTx(q: u32, lc: u32, burst: u32, n: u32): u32 {
       bad = true;
       break;
     }
+    const h = load<u32>(burst + (sent << 2));
+    const m0 = h << MBUF_SHIFT;
+    const len0 = <u32>load<u16>(m0, M_DATA_LEN);
+    if (load<u32>(m0, M_NEXT) == 0 && len0 <= cap) {
+      // The common packet, one segment into one slot: none of the chain's bookkeeping.
+      copyBytes(dst, mtod(m0), len0);
+      store<u16>(d, 0, MDESC_FLAGS);
+      store<u32>(d, len0, MDESC_LENGTH);
+      slot++;
+      free--;
+      bytes += <u64>load<u32>(m0, M_PKT_LEN);
+      sent++;
+      continue;
+    }
     let off: u32 = 0;
     let full = false;
-    const h = load<u32>(burst + (sent << 2));
-    for (let m = h << MBUF_SHIFT; m != 0 && !full && !bad; ) {
+    for (let m = m0; m != 0 && !full && !bad; ) {
       let src = mtod(m);
       let len = <u32>load<u16>(m, M_DATA_LEN);
       while (len > 0) {
