@@ -111,6 +111,28 @@ export function memifRx(q: u32, lc: u32, burst: u32, n: u32): u32 {
   let got: u32 = 0;
   let bytes: u64 = 0;
   while (avail > 0 && got < have) {
+    const d0 = descs + ((cur & mask) << 4);
+    const len0 = load<u32>(d0, MDESC_LENGTH);
+    if ((load<u16>(d0, MDESC_FLAGS) & MEMIF_DESC_FLAG_NEXT) == 0 && len0 <= cap) {
+      // The common packet, one slot into one mbuf: its length read once, checked, copied.
+      const src = bufAt(regions, d0, len0);
+      if (src == 0) {
+        fault(q);
+        cur++;
+        avail--;
+        continue;
+      }
+      const m0 = load<u32>(burst + (got << 2)) << MBUF_SHIFT;
+      store<u16>(m0, <u16>port, M_PORT);
+      copyBytes(mtod(m0), src, len0);
+      store<u16>(m0, <u16>len0, M_DATA_LEN);
+      store<u32>(m0, len0, M_PKT_LEN);
+      bytes += <u64>len0;
+      got++;
+      cur++;
+      avail--;
+      continue;
+    }
     // The packet's slots: up to the first without NEXT, each checked.
     let k: u32 = 0;
     let total: u64 = 0;
