@@ -120,6 +120,23 @@ function mixPcap(family: Family): string {
   return file;
 }
 
+const relaxes = new Map<string, boolean>();
+
+/**
+ * Whether an l3fwd binary knows `--relax-rx-offload` (DPDK 23.07 and later:
+ * ask each port only for the rx offloads it has, what the patch of 22.11's
+ * build does). A newer build given by DPKIT_DPDK_L3FWD, such as a native
+ * 25.11 one, exits on net_pcap without it.
+ */
+export function relaxesRxOffload(bin: string): boolean {
+  let known = relaxes.get(bin);
+  if (known === undefined) {
+    known = readFileSync(bin).includes('relax-rx-offload');
+    relaxes.set(bin, known);
+  }
+  return known;
+}
+
 /** A cell of the matrix: lookup, IP version and forwarding lcores. */
 interface Cell {
   lookup: Lookup;
@@ -139,7 +156,10 @@ export function l3fwdCommand(arm: Arm, cell: Cell, prefix: string): string[] {
   const lc = arm === 'dpdk' ? [1, 0] : [1, 2];
   const config = cell.lcores === 1 ? `(0,0,${lc[0]}),(1,0,${lc[0]})` : `(0,0,${lc[0]}),(0,1,${lc[1]}),(1,0,${lc[0]}),(1,1,${lc[1]})`;
   const app = ['--', '-p', '0x3', '--config', config, '--parse-ptype', '--lookup', cell.lookup, ...(cell.family === 6 ? ['--ipv6'] : [])];
-  if (arm === 'dpdk') return [dpdkL3fwd(), '-l', cell.lcores === 1 ? '1' : '0-1', ...dpdkEalArgs(prefix), ...ports, ...app];
+  if (arm === 'dpdk') {
+    const bin = dpdkL3fwd();
+    return [bin, '-l', cell.lcores === 1 ? '1' : '0-1', ...dpdkEalArgs(prefix), ...ports, ...app, ...(relaxesRxOffload(bin) ? ['--relax-rx-offload'] : [])];
+  }
   return [process.execPath, 'bin/dpkit.js', 'l3fwd', '--lcores', cell.lcores === 1 ? '0@0,1@1' : '0@0,1@1,2@0', '--file-prefix', prefix, ...ports, ...app];
 }
 
