@@ -66,6 +66,11 @@ export const MAX_POOLS = HEAP_POOL_TABLE_COUNT;
 /** Bytes before the first memzone; also makes offset 0 (NULL) never a valid object. */
 export const HEADER_SIZE = HEAP_HEADER_SIZE;
 export const CACHE_LINE = 64;
+
+/** `n` rounded up to a multiple of `a` (exact for any heap offset, unlike a 32-bit mask). */
+export function alignUp(n: number, a: number): number {
+  return Math.ceil(n / a) * a;
+}
 const WASM_PAGE = 65536;
 /** wasm32 addresses 4 GiB; shared memory must declare its maximum. */
 /** The largest heap: a wasm32 memory of 65535 pages. */

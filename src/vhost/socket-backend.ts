@@ -18,7 +18,7 @@
  * unmapped memory).
  */
 import { NoMemError, VhostError } from '../errors.js';
-import type { Heap } from '../eal/heap.js';
+import { alignUp, type Heap } from '../eal/heap.js';
 import { mapWindow, pageSize, unmapWindow } from '../native/memory.js';
 import { NativeError, requireNative } from '../native/native.js';
 import { sendMsg, unixAccept, unixConnect, unixListen } from '../native/unix.js';
@@ -79,13 +79,13 @@ class GuestWindows {
     // Each window has a guard page on each side (mapWindow's guard): a kernel that strays past a region traps.
     const guard = page;
     let need = 0;
-    for (const p of plan) need = align(need + 2 * guard, WINDOW_ALIGN) + p.length;
+    for (const p of plan) need = alignUp(need + 2 * guard, WINDOW_ALIGN) + p.length;
     need += guard;
     // The new table goes beside the old one, which stays mapped until the device has let go of it.
     const areaEnd = this.area.offset + this.area.length;
     let used = this.area.offset;
     for (const m of this.mapped) if (m.offset >= this.area.offset && m.offset < areaEnd) used = Math.max(used, m.offset + m.length);
-    let at = align(used, WINDOW_ALIGN);
+    let at = alignUp(used, WINDOW_ALIGN);
     if (at + need > areaEnd) {
       this.grow(need, regions);
       at = this.area.offset;
@@ -94,7 +94,7 @@ class GuestWindows {
     const out: MemRegion[] = [];
     try {
       plan.forEach((p, i) => {
-        at = align(at + 2 * guard, WINDOW_ALIGN);
+        at = alignUp(at + 2 * guard, WINDOW_ALIGN);
         const w = { offset: at, length: p.length };
         try {
           mapWindow(this.heap.memory!, { offset: w.offset, length: w.length, fd: fds[i]!, fdOffset: p.fdOffset, guard });
@@ -136,10 +136,6 @@ class GuestWindows {
       this.mapped.splice(this.mapped.indexOf(w), 1);
     }
   }
-}
-
-function align(x: number, a: number): number {
-  return Math.ceil(x / a) * a;
 }
 
 /** One frontend's connection: its socket, the fds it passed, the windows of its table. */

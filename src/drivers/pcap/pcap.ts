@@ -37,7 +37,7 @@ import { ArgError } from '../../errors.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { boolArg } from '../../ethdev/devargs.js';
 import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
-import { CACHE_LINE, type Burst, type Heap } from '../../eal/heap.js';
+import { alignUp, CACHE_LINE, type Burst, type Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { OlFlags } from '../../mem/mbuf-layout.js';
 import { Mempool } from '../../mem/mempool.js';
@@ -451,7 +451,7 @@ class PcapDriver implements EthDriver {
         u32[t + REPLAY_ENTRY_W_CAPLEN] = r.caplen;
         u32[t + REPLAY_ENTRY_W_SEC] = r.sec;
         u32[t + REPLAY_ENTRY_W_NSEC] = r.nsec;
-        data += lineUp(r.caplen);
+        data += alignUp(r.caplen, CACHE_LINE);
       }
     } finally {
       r.close();
@@ -541,7 +541,7 @@ function replaySize(file: string, opts: Pick<ReaderOptions, 'onWarning' | 'onCut
   try {
     while (scan.next()) {
       count++;
-      bytes += lineUp(scan.caplen);
+      bytes += alignUp(scan.caplen, CACHE_LINE);
     }
   } finally {
     scan.close();
@@ -557,9 +557,4 @@ function replayMemory(file: string): number {
   } catch {
     return 0; // the driver names the missing or malformed file when it opens it
   }
-}
-
-/** `n` rounded up to whole cache lines. */
-function lineUp(n: number): number {
-  return Math.ceil(n / CACHE_LINE) * CACHE_LINE;
 }
