@@ -302,7 +302,8 @@ class PcapTxQueue implements TxQueue {
         bytes += len;
       }
     } else {
-      for (let i = 0; i < n; i++) bytes += this.mb.pktLen(burst[i]!);
+      // Nothing to write (no tx_pcap): only the byte count, one kernel call a burst.
+      bytes = this.mb.pktLenSum(burst, n);
     }
     this.mb.freeBulk(burst, n);
     this.f64[d.stats + TXQ_PACKETS] += n;
