@@ -15,7 +15,6 @@ import {
   M_DATA_OFF_REFCNT,
   M_HASH,
   M_NB_SEGS,
-  M_NB_SEGS_PORT,
   M_NEXT,
   M_OL_FLAGS,
   M_OL_FLAGS_HI,
@@ -67,17 +66,17 @@ function freeSimple(lc: u32, objs: u32, n: u32): u32 {
   for (; i < m; i++) {
     const h = load<u32>(objs + (i << 2));
     const r = h << MBUF_SHIFT;
-    const w0 = load<u32>(r, M_DATA_OFF_REFCNT);
-    if (
-      (w0 >>> 16) != 1 ||
-      (load<u32>(r, M_NB_SEGS_PORT) & 0xffff) != 1 ||
-      load<u32>(r, M_NEXT) != 0 ||
-      (load<u32>(r, M_OL_FLAGS_HI) & OL_HI_INDIRECT) != 0 ||
-      (load<u32>(r, M_BUF_LEN_POOL) >>> 16) != poolId
-    ) {
-      break;
-    }
-    store<u32>(r, w0 & 0xffff, M_DATA_OFF_REFCNT); // refcnt 0: in the pool
+    // data_off, refcnt, nb_segs and port in one load; the five conditions
+    // one test (each term is 0 when its condition holds), as V8 compiles an
+    // `||` chain to a compare-and-branch a term.
+    const w = load<u64>(r, M_DATA_OFF_REFCNT);
+    const bad =
+      (<u32>(w >> 16) ^ 0x10001) | // refcnt 1, nb_segs 1
+      load<u32>(r, M_NEXT) |
+      (load<u32>(r, M_OL_FLAGS_HI) & OL_HI_INDIRECT) |
+      ((load<u32>(r, M_BUF_LEN_POOL) >>> 16) ^ poolId);
+    if (bad != 0) break;
+    store<u32>(r, <u32>w & 0xffff, M_DATA_OFF_REFCNT); // refcnt 0: in the pool
     store<u32>(dst + (i << 2), h);
   }
   store<u32>(cache, len + i);
