@@ -14,7 +14,7 @@
 // samples, where it lives (wasm, js, node, libc, kernel...) and its name.
 // Needs perf (Debian: linux-perf) and kernel.perf_event_paranoid <= 2.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,24 +62,33 @@ try {
     cwd: dir,
     stdio: 'inherit',
   });
-  if (rec.status !== 0) {
+  if (!existsSync(data) || statSync(data).size === 0) {
     console.error(`lcore-profile: perf record failed (status ${rec.status}; kernel.perf_event_paranoid is ${readParanoid()}, at most 2 is needed)`);
     process.exit(1);
   }
+  // perf returns the run's status: a failed run is said, and what it ran is still profiled.
+  if (rec.status !== 0) console.error(`lcore-profile: the run exited with status ${rec.status}`);
   const rep = spawnSync('perf', ['report', '-i', data, '--stdio', '--no-children', '--sort', 'pid,dso,sym'], { encoding: 'utf8', maxBuffer: 1 << 28 });
   if (rep.status !== 0) {
     console.error(`lcore-profile: perf report failed: ${rep.stderr.trim().split('\n')[0]}`);
     process.exit(1);
   }
-  const rows = [];
+  // One row a symbol: perf splits each by thread.
+  const bySym = new Map();
   for (const line of rep.stdout.split('\n')) {
     // "    32.75%    31218:node     [JIT] tid 31206       [.] JS:wasm-function[1]-1-turbofan"
     const m = /^\s*([\d.]+)%\s+\d+:\S+\s+(.+?)\s+\[([.k])\]\s+(.*)$/.exec(line);
     if (!m) continue;
     const jit = /^\[JIT\] tid (\d+)$/.exec(m[2]);
     if (jit) pids.push(jit[1]);
-    rows.push({ share: Number(m[1]), where: where(m[2], m[3], m[4]), sym: symbol(m[4]) });
+    const w = where(m[2], m[3], m[4]);
+    const sym = symbol(m[4]);
+    const key = `${w} ${sym}`;
+    const row = bySym.get(key) ?? { share: 0, where: w, sym };
+    row.share += Number(m[1]);
+    bySym.set(key, row);
   }
+  const rows = [...bySym.values()].sort((a, b) => b.share - a.share);
   console.log('\nshare   where   symbol');
   for (const r of rows.slice(0, top)) console.log(`${r.share.toFixed(2).padStart(6)}%  ${r.where.padEnd(6)}  ${r.sym}`);
 } finally {

@@ -205,6 +205,13 @@ describe('mbuf kernel', () => {
     for (let i = 0; i < 8; i++) total += f[i]!;
     assert.equal(total, 256);
     assert.ok(f[8]! > 0 && f[9]! > 0, 'multicast and broadcast both seen');
+    // A burst of one size, as most are: the kernel counts it as one run.
+    for (let i = 0; i < 32; i++) mb.setPktLen(burst[i]!, 64);
+    const before = f[1]!;
+    kernel(burst.byteOffset, 32, a);
+    pktStatsTwin(mb, burst.byteOffset, 32, b);
+    assert.deepEqual(heap.u8.subarray(a, a + 128), heap.u8.subarray(b, b + 128));
+    assert.equal(f[1]! - before, 32);
     mb.freeBulk(burst, 256);
     assertFull(mp);
   });
