@@ -187,16 +187,12 @@ interface MemifQueueDesc extends QueueDescriptor {
 class MemifRxQueue implements RxQueue {
   private readonly lc: number;
   private readonly ops: MemifOps;
-  private readonly i32: Int32Array;
-  private readonly busy: number;
 
   constructor(
     heap: Heap,
     private readonly q: number,
   ) {
     this.lc = heap.lcore;
-    this.i32 = heap.i32;
-    this.busy = (q >>> 2) + MQ_W_BUSY;
     const mp = Mempool.attach(heap, { offset: heap.u32[(q >>> 2) + MQ_W_POOL]! });
     this.ops = memifOps(heap, new Mbufs(heap), mp);
     this.zc = (heap.u32[(q >>> 2) + MQ_W_FLAGS]! & MQ_F_ZC) !== 0;
@@ -205,11 +201,8 @@ class MemifRxQueue implements RxQueue {
   private readonly zc: boolean;
 
   rxBurst(burst: Burst, n: number): number {
-    // busy brackets every touch of the rings: the control plane parks the queue, then waits for 0.
-    Atomics.store(this.i32, this.busy, 1);
-    const got = this.zc ? this.ops.rxZc(this.q, this.lc, burst.heapOffset, n) : this.ops.rx(this.q, this.lc, burst.heapOffset, n);
-    Atomics.store(this.i32, this.busy, 0);
-    return got;
+    // The kernel holds the queue's busy word around its touch of the rings (memif.as.ts, busy).
+    return this.zc ? this.ops.rxZc(this.q, this.lc, burst.heapOffset, n) : this.ops.rx(this.q, this.lc, burst.heapOffset, n);
   }
 
   descriptor(): MemifQueueDesc {
@@ -244,12 +237,14 @@ class MemifTxQueue implements TxQueue {
 
   txBurst(burst: Burst, n: number): number {
     const w = this.w;
-    Atomics.store(this.i32, w + MQ_W_BUSY, 1);
     const done = this.done;
     const sent = done ? this.ops.txZc(this.q, this.lc, burst.heapOffset, n) : this.ops.tx(this.q, this.lc, burst.heapOffset, n);
-    // Only when the receiver asked (no MASK_INT on its ring): DPDK's polling peers never do.
-    if (this.u32[w + MQ_W_KICK] !== 0) eventfdWrite(this.u32[w + MQ_W_INT_FD]!);
-    Atomics.store(this.i32, w + MQ_W_BUSY, 0);
+    // Only when the receiver asked (no MASK_INT on its ring; DPDK's polling peers never do): the
+    // kernel left the busy word set, so the eventfd is still open; clear it after the write.
+    if (this.u32[w + MQ_W_KICK] !== 0) {
+      eventfdWrite(this.u32[w + MQ_W_INT_FD]!);
+      Atomics.store(this.i32, w + MQ_W_BUSY, 0);
+    }
     // Copy mode is done with the sent packets; zero-copy frees what the server has consumed.
     if (done) this.mb.freeBulk(done, this.u32[w + MQ_W_NB_DONE]!);
     else this.mb.freeBulk(burst, sent);

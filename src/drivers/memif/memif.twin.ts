@@ -25,6 +25,7 @@ import {
   MQ_F_C2S,
   MQ_SEG,
   MQ_W_BSIZE,
+  MQ_W_BUSY,
   MQ_W_CAP,
   MQ_W_DONE,
   MQ_W_DONE_CAP,
@@ -85,6 +86,35 @@ class MemifTwin extends QueueTwin implements MemifOps {
     super(heap);
   }
 
+  // The kernels' busy word (memif.as.ts, busy): set around every burst, left set after a tx that asks for a kick.
+  rx(q: number, lc: number, burst: number, n: number): number {
+    Atomics.store(this.u32, (q >>> 2) + MQ_W_BUSY, 1);
+    const got = this.rxCopy(q, lc, burst, n);
+    Atomics.store(this.u32, (q >>> 2) + MQ_W_BUSY, 0);
+    return got;
+  }
+
+  tx(q: number, lc: number, burst: number, n: number): number {
+    Atomics.store(this.u32, (q >>> 2) + MQ_W_BUSY, 1);
+    const sent = this.txCopy(q, lc, burst, n);
+    if (this.u32[(q >>> 2) + MQ_W_KICK] === 0) Atomics.store(this.u32, (q >>> 2) + MQ_W_BUSY, 0);
+    return sent;
+  }
+
+  rxZc(q: number, lc: number, burst: number, n: number): number {
+    Atomics.store(this.u32, (q >>> 2) + MQ_W_BUSY, 1);
+    const got = this.rxZcBody(q, lc, burst, n);
+    Atomics.store(this.u32, (q >>> 2) + MQ_W_BUSY, 0);
+    return got;
+  }
+
+  txZc(q: number, lc: number, burst: number, n: number): number {
+    Atomics.store(this.u32, (q >>> 2) + MQ_W_BUSY, 1);
+    const sent = this.txZcBody(q, lc, burst, n);
+    if (this.u32[(q >>> 2) + MQ_W_KICK] === 0) Atomics.store(this.u32, (q >>> 2) + MQ_W_BUSY, 0);
+    return sent;
+  }
+
   /** The heap address of descriptor `d`'s buffer when `len` bytes fit its region, else 0. */
   private bufAt(regions: number, d: number, len: number): number {
     const u32 = this.u32;
@@ -101,10 +131,10 @@ class MemifTwin extends QueueTwin implements MemifOps {
     this.u32[(q >>> 2) + MQ_W_FAULT] = 1;
   }
 
-  rx(q: number, lc: number, burst: number, n: number): number {
+  private rxCopy(q: number, lc: number, burst: number, n: number): number {
     const { u16, u32, f64 } = this;
     const w = q >>> 2;
-    const ring = u32[w + MQ_W_RING]!;
+    const ring = Atomics.load(u32, w + MQ_W_RING);
     if (ring === 0) return 0;
     const mask = u32[w + MQ_W_MASK]!;
     const c2s = (u32[w + MQ_W_FLAGS]! & MQ_F_C2S) !== 0;
@@ -235,11 +265,11 @@ class MemifTwin extends QueueTwin implements MemifOps {
     return got;
   }
 
-  tx(q: number, _lc: number, burst: number, n: number): number {
+  private txCopy(q: number, _lc: number, burst: number, n: number): number {
     const { u16, u32, f64 } = this;
     const w = q >>> 2;
     u32[w + MQ_W_KICK] = 0;
-    const ring = u32[w + MQ_W_RING]!;
+    const ring = Atomics.load(u32, w + MQ_W_RING);
     if (ring === 0) return 0;
     const mask = u32[w + MQ_W_MASK]!;
     const c2s = (u32[w + MQ_W_FLAGS]! & MQ_F_C2S) !== 0;
@@ -332,7 +362,7 @@ class MemifTwin extends QueueTwin implements MemifOps {
   refillZc(q: number, _lc: number): number {
     const { u16, u32, f64 } = this;
     const w = q >>> 2;
-    const ring = u32[w + MQ_W_RING]!;
+    const ring = Atomics.load(u32, w + MQ_W_RING);
     if (ring === 0) return 0;
     const mask = u32[w + MQ_W_MASK]!;
     const size = mask + 1;
@@ -362,10 +392,10 @@ class MemifTwin extends QueueTwin implements MemifOps {
     return n;
   }
 
-  rxZc(q: number, lc: number, burst: number, n: number): number {
+  private rxZcBody(q: number, lc: number, burst: number, n: number): number {
     const { u16, u32, f64 } = this;
     const w = q >>> 2;
-    const ring = u32[w + MQ_W_RING]!;
+    const ring = Atomics.load(u32, w + MQ_W_RING);
     if (ring === 0) return 0;
     const mask = u32[w + MQ_W_MASK]!;
     const slots = u32[w + MQ_W_SLOTS]! >>> 2;
@@ -430,12 +460,12 @@ class MemifTwin extends QueueTwin implements MemifOps {
     return got;
   }
 
-  txZc(q: number, _lc: number, burst: number, n: number): number {
+  private txZcBody(q: number, _lc: number, burst: number, n: number): number {
     const { u16, u32, f64 } = this;
     const w = q >>> 2;
     u32[w + MQ_W_KICK] = 0;
     u32[w + MQ_W_NB_DONE] = 0;
-    const ring = u32[w + MQ_W_RING]!;
+    const ring = Atomics.load(u32, w + MQ_W_RING);
     if (ring === 0) return 0;
     const mask = u32[w + MQ_W_MASK]!;
     const slots = u32[w + MQ_W_SLOTS]! >>> 2;
