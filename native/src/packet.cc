@@ -82,7 +82,8 @@ Napi::Value Fail(Napi::Env env, int fd, const char* call, int err, const std::st
   return ThrowSys(env, call, err, what);
 }
 
-// packetOpen(iface, blockSize, blockCount, frameSize, qdiscBypass: boolean, fanoutGroup: number (0: none)
+// packetOpen(iface, blockSize, blockCount, frameSize, qdiscBypass: boolean, fanout: number (PACKET_FANOUT's
+//            argument, group id | mode and flags << 16; 0: none)
 //            [, receiveOutgoing: boolean]):
 //   { fd, ifindex, mapLength }: a TPACKET_V2 socket bound to iface with an rx and a tx
 //   ring of blockCount blocks each, mapped (by the caller) as one range, rx first.
@@ -90,8 +91,8 @@ Napi::Value PacketOpen(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   uint64_t blockSize, blockCount, frameSize, fanout;
   if (info.Length() < 6 || info.Length() > 7 || (info.Length() == 7 && !info[6].IsBoolean()) || !info[0].IsString() || !ArgSize(info, 1, &blockSize) || !ArgSize(info, 2, &blockCount) ||
-      !ArgSize(info, 3, &frameSize) || !info[4].IsBoolean() || !ArgSize(info, 5, &fanout) || fanout > 0xffff)
-    return ThrowUsage(env, "packetOpen(iface: string, blockSize: number, blockCount: number, frameSize: number, qdiscBypass: boolean, fanoutGroup: number[, receiveOutgoing: boolean])");
+      !ArgSize(info, 3, &frameSize) || !info[4].IsBoolean() || !ArgSize(info, 5, &fanout) || fanout > 0xffffffffu)
+    return ThrowUsage(env, "packetOpen(iface: string, blockSize: number, blockCount: number, frameSize: number, qdiscBypass: boolean, fanout: number[, receiveOutgoing: boolean])");
   bool receiveOutgoing = info.Length() == 7 && info[6].As<Napi::Boolean>();
   std::string iface = info[0].As<Napi::String>().Utf8Value();
   unsigned ifindex = iface.size() < IFNAMSIZ ? if_nametoindex(iface.c_str()) : 0;
@@ -127,7 +128,7 @@ Napi::Value PacketOpen(const Napi::CallbackInfo& info) {
   mr.mr_type = PACKET_MR_PROMISC;
   if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) != 0) return Fail(env, fd, "setsockopt", errno, iface + " PACKET_MR_PROMISC");
   if (fanout != 0) {
-    int arg = static_cast<int>(fanout) | ((PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16);
+    uint32_t arg = static_cast<uint32_t>(fanout);
     if (setsockopt(fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof arg) != 0) return Fail(env, fd, "setsockopt", errno, iface + " PACKET_FANOUT");
   }
   Napi::Object o = Napi::Object::New(env);

@@ -42,8 +42,8 @@ export interface PacketRing {
   readonly frameSize: number;
   /** PACKET_QDISC_BYPASS: tx skips the interface's queueing discipline. */
   readonly qdiscBypass: boolean;
-  /** PACKET_FANOUT group id (hash): sockets of one port share the interface's flows; 0 for none. */
-  readonly fanoutGroup: number;
+  /** PACKET_FANOUT's argument (fanoutArg): sockets of one port share the interface's flows; 0 for none. */
+  readonly fanout: number;
   /** Receive what the host sends out of the interface too (a capture's in-and-out); default: not. */
   readonly receiveOutgoing?: boolean;
 }
@@ -57,7 +57,7 @@ export class CapabilityError extends DpkitError {
 
 interface PacketShim extends NativeShim {
   ifaceInfo(nameOrIndex: string | number): IfaceInfo | null;
-  packetOpen(iface: string, blockSize: number, blockCount: number, frameSize: number, qdiscBypass: boolean, fanoutGroup: number, receiveOutgoing: boolean): PacketSocket;
+  packetOpen(iface: string, blockSize: number, blockCount: number, frameSize: number, qdiscBypass: boolean, fanout: number, receiveOutgoing: boolean): PacketSocket;
   packetKick(fd: number): number;
   socketError(fd: number): number;
   linkEventsOpen(): number;
@@ -81,15 +81,15 @@ export function ifaceInfo(nameOrIndex: string | number, feature = 'interface'): 
  * A non-blocking, close-on-exec AF_PACKET socket bound to `iface` for every
  * protocol, TPACKET_V2, with rx and tx rings cut as `ring`, promiscuous while
  * it lives, not receiving what the host sends out of the interface
- * (PACKET_IGNORE_OUTGOING) unless `ring.receiveOutgoing`, and in fanout group `ring.fanoutGroup` (hash) when
- * it is not 0. The caller maps the rings (mapWindow, fd offset 0,
+ * (PACKET_IGNORE_OUTGOING) unless `ring.receiveOutgoing`, and joined to a fanout group by `ring.fanout`
+ * (PACKET_FANOUT's argument, fanoutArg) when it is not 0. The caller maps the rings (mapWindow, fd offset 0,
  * `mapLength` bytes) and closes the fd (closeFd).
  * @throws CapabilityError without CAP_NET_RAW; NativeError naming the step
  * (`setsockopt veth0 PACKET_RX_RING: Invalid argument (EINVAL)`, `if_nametoindex veth9: No such device`).
  */
 export function packetOpen(feature: string, iface: string, ring: PacketRing): PacketSocket {
   try {
-    return shim(feature).packetOpen(iface, ring.blockSize, ring.blockCount, ring.frameSize, ring.qdiscBypass, ring.fanoutGroup, ring.receiveOutgoing ?? false);
+    return shim(feature).packetOpen(iface, ring.blockSize, ring.blockCount, ring.frameSize, ring.qdiscBypass, ring.fanout, ring.receiveOutgoing ?? false);
   } catch (e) {
     if (e instanceof NativeError && e.syscall === 'socket' && (e.code === 'EPERM' || e.code === 'EACCES')) {
       throw new CapabilityError(`${feature}: iface=${iface}: an AF_PACKET socket needs CAP_NET_RAW (run as root or grant the capability)`);

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { AF_PACKET_QUEUE_SIZE, AFP_TX_DATA, AFPQ_W_COUNT, AFPQ_W_FRAMES, AFPQ_W_FRAME_CAP, AFPQ_W_FREED, AFPQ_W_POOL, AFPQ_W_PORT, AFPQ_W_STATS, TP2_W_STATUS, TP_STATUS_SEND_REQUEST, TP_STATUS_USER, TP_STATUS_VLAN_VALID } from '../../src/drivers/af_packet/af-packet-layout.js';
 import { afPacketOps } from '../../src/drivers/af_packet/af-packet.twin.js';
-import { RX_MAC_OFFSET, ringGeometry } from '../../src/drivers/af_packet/af-packet.js';
+import { RX_MAC_OFFSET, fanoutArg, fanoutMode, ringGeometry } from '../../src/drivers/af_packet/af-packet.js';
 import { Heap } from '../../src/eal/heap.js';
 import { drivers } from '../../src/drivers/index.js';
 import { Ethdev } from '../../src/ethdev/ethdev.js';
@@ -26,6 +26,15 @@ describe('net_af_packet ring geometry', () => {
 
   it('refuses a framesz too small for the MTU, naming what it needs', () => {
     assert.throws(() => ringGeometry('net_af_packet0', new Map([['framesz', '2048']]), 9000, 4096), /net_af_packet0: framesz=2048 holds frames up to 1982 bytes, the interface's MTU 9000 needs framesz=9088 or more/);
+  });
+
+  it('joins its sockets to a fanout group as DPDK 25.11 does: hash by default, DEFRAG and ROLLOVER always', () => {
+    // linux/if_packet.h: PACKET_FANOUT_HASH 0, _LB 1, _CPU 2, _ROLLOVER 3, _RND 4, _QM 5; FLAG_ROLLOVER 0x1000, FLAG_DEFRAG 0x8000.
+    assert.equal(fanoutMode('net_af_packet0', undefined), 0);
+    assert.equal(fanoutMode('net_af_packet0', 'qm'), 5);
+    assert.equal(fanoutArg(0x1234, fanoutMode('net_af_packet0', 'hash')), 0x90001234);
+    assert.equal(fanoutArg(0xffff, fanoutMode('net_af_packet0', 'lb')), 0x9001ffff);
+    assert.throws(() => fanoutMode('net_af_packet0', 'roundrobin'), /^ArgError: net_af_packet0: fanout_mode=roundrobin: expected hash, lb, cpu, rollover, rnd, qm$/);
   });
 
   it('refuses a block that is not whole pages', () => {

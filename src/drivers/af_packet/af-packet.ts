@@ -19,7 +19,8 @@
  *
  * Devargs (DPDK's): iface=NAME (required), qpairs=N (1..16), blocksz=BYTES
  * (page size), framesz=BYTES (2048, or what the interface's MTU needs),
- * framecnt=N (512), qdisc_bypass=0|1.
+ * framecnt=N (512), qdisc_bypass=0|1, fanout_mode=hash|lb|cpu|rollover|rnd|qm (hash;
+ * with qpairs > 1, DEFRAG and ROLLOVER always, as DPDK 25.11).
  *
  * Link: up while the interface is up with carrier. An interface that goes
  * away takes the port down with one line on stderr; the process goes on.
@@ -68,6 +69,36 @@ export function ringGeometry(dev: string, args: Map<string, string>, mtu: number
   return { blockSize, blockCount, frameSize, frameCount: blockCount * perBlock, mapLength: 2 * blockSize * blockCount };
 }
 
+/** PACKET_FANOUT's modes (linux/if_packet.h), by DPDK 25.11's fanout_mode names. */
+const FANOUT_MODES: ReadonlyMap<string, number> = new Map([
+  ['hash', 0],
+  ['lb', 1],
+  ['cpu', 2],
+  ['rollover', 3],
+  ['rnd', 4],
+  ['qm', 5],
+]);
+const PACKET_FANOUT_FLAG_ROLLOVER = 0x1000;
+const PACKET_FANOUT_FLAG_DEFRAG = 0x8000;
+
+/** fanout_mode=NAME (default hash), as DPDK 25.11's net_af_packet takes it. @throws ArgError naming the value and the choices. */
+export function fanoutMode(dev: string, value: string | undefined): number {
+  const mode = FANOUT_MODES.get(value ?? 'hash');
+  if (mode === undefined) throw new ArgError(`${dev}: fanout_mode=${value}: expected ${[...FANOUT_MODES.keys()].join(', ')}`);
+  return mode;
+}
+
+/**
+ * PACKET_FANOUT's argument for group `group` in `mode`, with DPDK's flags:
+ * DEFRAG (a flow's fragments to one socket) and ROLLOVER (a packet whose
+ * socket's ring is full goes to the next socket instead of being dropped:
+ * an lcore that falls behind, as one sharing its CPU does, sheds load to
+ * the others).
+ */
+export function fanoutArg(group: number, mode: number): number {
+  return (group | ((mode | PACKET_FANOUT_FLAG_DEFRAG | PACKET_FANOUT_FLAG_ROLLOVER) << 16)) >>> 0;
+}
+
 class AfPacketDriver implements EthDriver {
   private readonly mac: Uint8Array;
   private readonly geometry: RingGeometry;
@@ -81,15 +112,16 @@ class AfPacketDriver implements EthDriver {
     if (!iface) throw new ArgError(`${dev}: iface=NAME is required (the interface to attach to)`);
     const qpairs = intArg(dev, ctx.args, 'qpairs', 1, 1, MAX_QPAIRS);
     const qdiscBypass = boolArg(dev, ctx.args, 'qdisc_bypass');
+    const mode = fanoutMode(dev, ctx.args.get('fanout_mode'));
     const info = ifaceInfo(iface, dev);
     if (!info) throw new ArgError(`${dev}: iface=${iface}: no such interface`);
     this.link = new IfaceLink(ctx.name, ctx.portId, iface, info.ifindex);
     this.mac = info.mac;
     const page = pageSize();
     const g = (this.geometry = ringGeometry(dev, ctx.args, info.mtu, page));
-    const fanoutGroup = qpairs > 1 ? ((process.pid ^ info.ifindex) & 0xffff) || 1 : 0;
+    const fanout = qpairs > 1 ? fanoutArg(((process.pid ^ info.ifindex) & 0xffff) || 1, mode) : 0;
     try {
-      for (let p = 0; p < qpairs; p++) this.pairs.push(PacketQueuePair.open(ctx.heap, dev, ctx.portId, iface, g, { qdiscBypass, fanoutGroup }));
+      for (let p = 0; p < qpairs; p++) this.pairs.push(PacketQueuePair.open(ctx.heap, dev, ctx.portId, iface, g, { qdiscBypass, fanout }));
     } catch (e) {
       this.close();
       throw e;
@@ -172,7 +204,7 @@ function memoryNeeded(all: readonly [string, string][]): number {
 
 export const netAfPacket: DriverSpec = {
   name: 'net_af_packet',
-  keys: ['iface', 'qpairs', 'blocksz', 'framesz', 'framecnt', 'qdisc_bypass'],
+  keys: ['iface', 'qpairs', 'blocksz', 'framesz', 'framecnt', 'qdisc_bypass', 'fanout_mode'],
   create: (ctx) => new AfPacketDriver(ctx),
   memoryNeeded,
   openRxQueue: (heap, d) => new AfPacketRxQueue(heap, (d as AfPacketQueueDesc).q),

@@ -77,7 +77,7 @@ export class LiveInterfaces {
     const open = (s: Source): PacketQueuePair => {
       const info = ifaceInfo(s.iface, dev);
       if (!info) throw new ArgError(`${dev}: ${s.key}=${s.iface}: no such interface`);
-      const p = PacketQueuePair.open(ctx.heap, dev, ctx.portId, s.iface, ringGeometry(dev, new Map(), info.mtu, page), { qdiscBypass: false, fanoutGroup: 0, receiveOutgoing: s.receiveOutgoing });
+      const p = PacketQueuePair.open(ctx.heap, dev, ctx.portId, s.iface, ringGeometry(dev, new Map(), info.mtu, page), { qdiscBypass: false, fanout: 0, receiveOutgoing: s.receiveOutgoing });
       pairs.push(p);
       return p;
     };
