@@ -37,12 +37,19 @@ export class DpdkBuildError extends DpkitError {
 let built: string | undefined;
 
 /**
- * Builds DPDK's l2fwd once per machine (cached under the temp folder): a
- * copy of examples/common and examples/l2fwd, `make` against pkg-config's libdpdk.
+ * DPDK's l2fwd: DPKIT_DPDK_L2FWD=PATH, or built once per machine (cached under
+ * the temp folder): a copy of examples/common and examples/l2fwd, `make`
+ * against pkg-config's libdpdk.
  * @returns the binary's path. Throws DpdkBuildError when the sources or the build fail.
  */
 export function dpdkL2fwd(): string {
   if (built) return built;
+  // Another build, such as a native 25.11 one (scripts/build-dpdk.sh builds examples/dpdk-l2fwd).
+  const env = process.env['DPKIT_DPDK_L2FWD'];
+  if (env) {
+    if (!existsSync(env)) throw new DpdkBuildError(`bench api: DPKIT_DPDK_L2FWD=${env}: no such file`);
+    return (built = env);
+  }
   const dir = join(tmpdir(), 'dpkit-bench-l2fwd');
   const bin = join(dir, 'l2fwd', 'build', 'l2fwd');
   if (!existsSync(bin)) {

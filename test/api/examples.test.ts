@@ -10,7 +10,8 @@ import { skeleton } from '../../examples/skeleton/main.js';
 import { l2fwd, type L2fwdReport } from '../../examples/l2fwd/main.js';
 import { userKernel } from '../../examples/user-kernel/main.js';
 import { ipv4CksumSet, ipv4CksumVerify } from '../../src/net/checksum.js';
-import { readCapture, writeCapture, type Pkt } from '../pcap/captures.js';
+import { packets, readCapture, writeCapture, type Pkt } from '../pcap/captures.js';
+import { vdevMac } from '../../src/drivers/mac.js';
 import { eth, ipv4, udp, vlanEth } from '../net/packets.js';
 
 const NULL_PORTS = ['--vdev', 'net_null0,size=64', '--vdev', 'net_null1,size=64'];
@@ -43,6 +44,32 @@ it('l2fwd forwards the pairs of -p 0x3 on two lcores with the MAC rewrite in Typ
 it('l2fwd with -q 2 polls both ports on one lcore, and --kernel rewrites with one kernel call per burst', async () => {
   const r = await l2fwd(['-l', '0-1', ...NULL_PORTS, '--', '-p', '3', '-q', '2', '-T', '0', '--kernel', '--count', '5000']);
   assertPairs(r, 2500);
+});
+
+it('l2fwd rewrites every packet as DPDK\'s does, in TypeScript and with --kernel: pcap ports, bytes read back', async () => {
+  for (const kernel of [false, true]) {
+    const dir = mkdtempSync(join(tmpdir(), 'dpkit-l2fwd-'));
+    try {
+      const input = [packets(Array.from({ length: 40 }, (_, i) => 60 + i * 7)), packets(Array.from({ length: 40 }, (_, i) => 1514 - i * 5))];
+      input.forEach((pkts, p) => writeCapture(join(dir, `in${p}.pcap`), pkts));
+      const ports = [0, 1].flatMap((p) => ['--vdev', `net_pcap${p},rx_pcap=${join(dir, `in${p}.pcap`)},tx_pcap=${join(dir, `out${p}.pcap`)}`]);
+      const r = await l2fwd(['-l', '0-1', ...ports, '--', '-p', '0x3', '-q', '2', '-T', '0', '--count', '80', ...(kernel ? ['--kernel'] : [])]);
+      assertPairs(r, 40);
+      for (const [src, dst] of [[0, 1], [1, 0]] as const) {
+        const out = readCapture(join(dir, `out${dst}.pcap`));
+        assert.equal(out.length, 40, `port ${dst} sent what port ${src} received`);
+        // dst 02:00:00:00:00:<dst port>, src the dst port's own address, the rest untouched.
+        const head = [0x02, 0, 0, 0, 0, dst, ...vdevMac(`net_pcap${dst}`)];
+        out.forEach((o, i) => {
+          const sent = input[src]![i]!.bytes;
+          assert.deepEqual([...o.bytes.subarray(0, 12)], head, `${kernel ? 'kernel' : 'TypeScript'}: packet ${i} of port ${src}`);
+          assert.deepEqual(o.bytes.subarray(12), sent.subarray(12));
+        });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
 });
 
 it('l2fwd names a portmask with no port and more ports than lcores can take', async () => {
