@@ -112,7 +112,14 @@ export function flowgen(ctx: FwdContext): FwdEngine {
 
   const mb = ctx.mb;
   const u8 = ctx.heap.u8;
+  const view = ctx.heap.view;
   const f64 = ctx.heap.f64;
+  // The stream's 42 header bytes as ten 32-bit words and a 16-bit one, made once a burst: written
+  // through the heap's DataView they compile to plain stores, where u8.set and byte loops were a
+  // builtin call and 24 bounds-checked stores a packet (flowgen ran at 0.2 x DPDK 25.11's).
+  const hdr = new Uint8Array(HDRS_LEN + 2);
+  const hdrView = new DataView(hdr.buffer);
+  const words = new Uint32Array(11);
   const burst = ctx.burst;
   /** Next flow index: per lcore, kept across streams and bursts (testpmd's per-lcore _next_flow). */
   let nextFlow = 0;
@@ -135,21 +142,26 @@ export function flowgen(ctx: FwdContext): FwdEngine {
         if (n === 0) return;
       }
 
-      const peer = fs.peerMac;
-      const own = fs.txMac;
+      hdr.set(tmpl, 0);
+      for (let k = 0; k < ETHER_ADDR_LEN; k++) {
+        hdr[k] = fs.peerMac[k]!;
+        hdr[ETHER_SRC_OFF + k] = fs.txMac[k]!;
+      }
+      for (let k = 0; k < 11; k++) words[k] = hdrView.getUint32(k * 4, true);
       let flow = nextFlow;
       for (let i = 0; i < n; i++) {
         const h = burst[i]!;
         const at = mb.mtod(h);
-        u8.set(tmpl, at);
-        for (let k = 0; k < ETHER_ADDR_LEN; k++) {
-          u8[at + k] = peer[k]!;
-          u8[at + ETHER_SRC_OFF + k] = own[k]!;
-        }
+        for (let k = 0; k < 10; k++) view.setUint32(at + k * 4, words[k]!, true);
+        view.setUint16(at + 40, words[10]!, true);
         const dst = (ipDst + flow) >>> 0;
-        setBe32(u8, at + IP + IPV4_DST_OFF, dst);
-        setBe16(u8, at + IP + IPV4_CKSUM_OFF, ~cksumFold(baseSum + (dst >>> 16) + (dst & 0xffff)) & 0xffff);
-        u8.fill(0, at + HDRS_LEN, at + pktLen);
+        view.setUint32(at + IP + IPV4_DST_OFF, dst);
+        view.setUint16(at + IP + IPV4_CKSUM_OFF, ~cksumFold(baseSum + (dst >>> 16) + (dst & 0xffff)) & 0xffff);
+        // Zero payload, a word at a time.
+        const end = at + pktLen;
+        let o = at + HDRS_LEN;
+        for (; o + 4 <= end; o += 4) view.setUint32(o, 0);
+        for (; o < end; o++) u8[o] = 0;
         mb.setDataLen(h, pktLen);
         mb.setPktLen(h, pktLen);
         mb.setTxOffload(h, ETHER_HDR_LEN, IPV4_HDR_LEN, 0);
