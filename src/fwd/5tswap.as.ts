@@ -3,11 +3,9 @@
 // `e` is the engine's block (fwd.record.ts), `lc` the lcore block (unused),
 // `burst` a burst's heap offset.
 import { mtod } from '../mem/mbuf.as';
-import { MBUF_SHIFT, M_DATA_LEN, M_OL_FLAGS, M_OL_FLAGS_HI, M_TX_OFFLOAD, M_VLAN_TCI, M_VLAN_TCI_OUTER } from '../mem/mbuf-layout.as';
+import { MBUF_SHIFT, M_DATA_LEN, M_OL_FLAGS, M_TX_OFFLOAD } from '../mem/mbuf-layout.as';
 import {
   ETHER_HDR_LEN,
-  ETHER_TYPE_IPV4,
-  ETHER_TYPE_IPV6,
   IPV4_HDR_LEN,
   IPV4_HDR_OFFSET_MASK,
   IPV6_HDR_LEN,
@@ -16,7 +14,15 @@ import {
   l4HdrLen,
   loadBe16,
 } from '../net/headers.as';
-import { FWDE_FLAGS, FWDE_F_QINQ, FWDE_F_VLAN, FWDE_KEEP_HI, FWDE_OL_HI, FWDE_VLAN, FWDE_VLAN_OUTER } from './fwd-layout.as';
+import { FWDE_KEEP_HI, FWDE_OL_HI } from './fwd-layout.as';
+import { olFlagsHi, vlanSet } from './tx-fields.as';
+
+// The EtherTypes as a little-endian u16 load of the wire's bytes reads them,
+// so the type is compared without swapping its bytes first.
+const IPV4_LE: u32 = 0x0008;
+const IPV6_LE: u32 = 0xdd86;
+const VLAN_LE: u32 = 0x0081;
+const QINQ_LE: u32 = 0xa888;
 
 /**
  * Swaps the addresses of the packet of `len` bytes at `p` as the 5tswap
@@ -28,19 +34,24 @@ import { FWDE_FLAGS, FWDE_F_QINQ, FWDE_F_VLAN, FWDE_KEEP_HI, FWDE_OL_HI, FWDE_VL
 function fiveTupleSwapOne(p: u32, len: u32): u32 {
   // Shorter than an Ethernet header: untouched, all lengths 0.
   if (len < ETHER_HDR_LEN) return 0;
-  const l2 = etherSkipTags(p, len);
-  const l2Len = l2 & 0xffff;
-  const type = l2 >>> 16;
+  let t = <u32>load<u16>(p, 12);
+  let l2Len = ETHER_HDR_LEN;
+  // One test for "no tag" (each factor is 0 only for its type; the product fits 32 bits).
+  if ((t ^ VLAN_LE) * (t ^ QINQ_LE) == 0) {
+    const l2 = etherSkipTags(p, len);
+    l2Len = l2 & 0xffff;
+    t = <u32>bswap<u16>(<u16>(l2 >>> 16));
+  }
   etherAddrSwap(p);
   // More tags than skipped or cut short, ARP, anything not IP: MACs only, l3Len 0.
-  if (type != ETHER_TYPE_IPV4 && type != ETHER_TYPE_IPV6) return l2Len;
+  if ((t ^ IPV4_LE) * (t ^ IPV6_LE) != 0) return l2Len;
 
   const l3 = p + l2Len;
   const room = len - l2Len;
   let l3Len: u32;
   let dgram: u32;
   let proto: u32;
-  if (type == ETHER_TYPE_IPV4) {
+  if (t == IPV4_LE) {
     if (room < IPV4_HDR_LEN || load<u8>(l3) >> 4 != 4) return l2Len;
     l3Len = (<u32>load<u8>(l3) & 0x0f) << 2;
     const total = loadBe16(l3 + 2);
@@ -81,18 +92,12 @@ function fiveTupleSwapOne(p: u32, len: u32): u32 {
  * parsed lengths, rx flags cleared, tx flags, VLAN ids when asked.
  */
 export function fiveTupleSwap(e: u32, lc: u32, burst: u32, n: u32): void {
-  const olHi = load<u32>(e, FWDE_OL_HI);
-  const keepHi = load<u32>(e, FWDE_KEEP_HI);
-  const vlan = load<u32>(e, FWDE_VLAN);
-  const vlanOuter = load<u32>(e, FWDE_VLAN_OUTER);
-  const setVlan = load<u32>(e, FWDE_FLAGS) & FWDE_F_VLAN;
-  const setQinq = load<u32>(e, FWDE_FLAGS) & FWDE_F_QINQ;
+  const ol = olFlagsHi(load<u32>(e, FWDE_OL_HI));
+  const keep = olFlagsHi(load<u32>(e, FWDE_KEEP_HI));
   for (let i: u32 = 0; i < n; i++) {
     const r = load<u32>(burst + (i << 2)) << MBUF_SHIFT;
     store<u32>(r, fiveTupleSwapOne(mtod(r), <u32>load<u16>(r, M_DATA_LEN)), M_TX_OFFLOAD);
-    store<u32>(r, 0, M_OL_FLAGS);
-    store<u32>(r, (load<u32>(r, M_OL_FLAGS_HI) & keepHi) | olHi, M_OL_FLAGS_HI);
-    if (setVlan) store<u16>(r, <u16>vlan, M_VLAN_TCI);
-    if (setQinq) store<u16>(r, <u16>vlanOuter, M_VLAN_TCI_OUTER);
+    store<u64>(r, (load<u64>(r, M_OL_FLAGS) & keep) | ol, M_OL_FLAGS);
   }
+  vlanSet(e, burst, n);
 }

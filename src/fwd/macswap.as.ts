@@ -17,10 +17,10 @@
 // packet to 28).
 // `e` is the engine's block (fwd.record.ts), `lc` the lcore block (unused),
 // `burst` a burst's heap offset.
-import { MBUF_SHIFT, M_BUF_ADDR, M_BUF_LEN, M_DATA_OFF, M_VLAN_TCI, M_VLAN_TCI_OUTER } from '../mem/mbuf-layout.as';
+import { MBUF_SHIFT, M_BUF_ADDR, M_BUF_LEN, M_DATA_OFF } from '../mem/mbuf-layout.as';
 import { etherAddrSwap } from '../net/headers.as';
-import { FWDE_FLAGS, FWDE_F_QINQ, FWDE_F_VLAN, FWDE_KEEP_HI, FWDE_OL_HI, FWDE_VLAN, FWDE_VLAN_OUTER } from './fwd-layout.as';
-import { olFlagsHi, txFieldsSet } from './tx-fields.as';
+import { FWDE_KEEP_HI, FWDE_OL_HI } from './fwd-layout.as';
+import { olFlagsHi, txFieldsSet, vlanSet } from './tx-fields.as';
 
 // @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
 @inline
@@ -37,24 +37,6 @@ function swap(r: u32): void {
   const p = load<u32>(r, M_BUF_ADDR) + off;
   if (<u32>load<u16>(r, M_BUF_LEN) - off >= 16) swapVector(p);
   else etherAddrSwap(p);
-}
-
-/**
- * The VLAN ids of mbuf_field_set, when the engine's offloads ask for them: a
- * pass of its own, so the common burst's loop carries no test for them.
- */
-// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
-@inline
-function vlanSet(e: u32, burst: u32, n: u32): void {
-  const flags = load<u32>(e, FWDE_FLAGS);
-  if ((flags & (FWDE_F_VLAN | FWDE_F_QINQ)) == 0) return;
-  const vlan = <u16>load<u32>(e, FWDE_VLAN);
-  const vlanOuter = <u16>load<u32>(e, FWDE_VLAN_OUTER);
-  for (let i: u32 = 0; i < n; i++) {
-    const r = load<u32>(burst + (i << 2)) << MBUF_SHIFT;
-    if (flags & FWDE_F_VLAN) store<u16>(r, vlan, M_VLAN_TCI);
-    if (flags & FWDE_F_QINQ) store<u16>(r, vlanOuter, M_VLAN_TCI_OUTER);
-  }
 }
 
 /** macswap, variant simd: DPDK's SSE macswap as it was before the study's patches. */

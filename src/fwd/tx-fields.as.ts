@@ -1,5 +1,6 @@
 // The mbuf fields the mac, macswap and 5tswap kernels set (twin: tx-fields.ts).
-import { M_OL_FLAGS, M_TX_OFFLOAD } from '../mem/mbuf-layout.as';
+import { MBUF_SHIFT, M_OL_FLAGS, M_TX_OFFLOAD, M_VLAN_TCI, M_VLAN_TCI_OUTER } from '../mem/mbuf-layout.as';
+import { FWDE_FLAGS, FWDE_F_QINQ, FWDE_F_VLAN, FWDE_VLAN, FWDE_VLAN_OUTER } from './fwd-layout.as';
 
 /** tx_offload word of mbuf_field_set: l2_len 14 (byte 0), l3_len 20 (bytes 2..3); l4_len (byte 1) kept. */
 export const TX_OFFLOAD_ETH_IPV4: u32 = 14 | (20 << 16);
@@ -22,4 +23,22 @@ export function olFlagsHi(hi: u32): u64 {
 export function txFieldsSet(r: u32, ol: u64, keep: u64): void {
   store<u64>(r, (load<u64>(r, M_OL_FLAGS) & keep) | ol, M_OL_FLAGS);
   store<u32>(r, (load<u32>(r, M_TX_OFFLOAD) & TX_OFFLOAD_KEEP) | TX_OFFLOAD_ETH_IPV4, M_TX_OFFLOAD);
+}
+
+/**
+ * The VLAN ids of mbuf_field_set, when the engine's offloads ask for them: a
+ * pass of its own, so the common burst's loop carries no test for them.
+ */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+export function vlanSet(e: u32, burst: u32, n: u32): void {
+  const flags = load<u32>(e, FWDE_FLAGS);
+  if ((flags & (FWDE_F_VLAN | FWDE_F_QINQ)) == 0) return;
+  const vlan = <u16>load<u32>(e, FWDE_VLAN);
+  const vlanOuter = <u16>load<u32>(e, FWDE_VLAN_OUTER);
+  for (let i: u32 = 0; i < n; i++) {
+    const r = load<u32>(burst + (i << 2)) << MBUF_SHIFT;
+    if (flags & FWDE_F_VLAN) store<u16>(r, vlan, M_VLAN_TCI);
+    if (flags & FWDE_F_QINQ) store<u16>(r, vlanOuter, M_VLAN_TCI_OUTER);
+  }
 }

@@ -63,8 +63,11 @@ describe('engine kernels and their twins', () => {
           const rand = (n: number) => ((rng = (Math.imul(rng, 1103515245) + 12345) & 0x7fffffff) >>> 8) % n;
           const packet = (seed: number): Uint8Array => {
             const body = rand(200);
-            switch (rand(5)) {
+            switch (rand(7)) {
               case 0: return eth(0x0800, ipv4(17, udp(body, seed)));
+              // QinQ (two tags, parsed through) and three tags (more than are skipped).
+              case 5: return eth(0x88a8, [0, 9, ...vlanEth(7, 0x0800, ipv4(17, udp(body, seed))).subarray(12)]);
+              case 6: return eth(0x88a8, [0, 9, 0x81, 0, 0, 8, ...vlanEth(7, 0x86dd, ipv6(17, udp(body, seed))).subarray(12)]);
               case 1: return vlanEth(7, 0x86dd, ipv6(6, tcp(body, seed, rand(3))));
               case 2: return eth(0x0800, ipv4(6, tcp(body, seed)));
               case 3: return Uint8Array.from({ length: 1 + rand(80) }, () => rand(256));
