@@ -14,41 +14,26 @@
  * offloads, as in testpmd. flowgen's clone option is not implemented.
  *
  * The engine reads the packet shape from ctx.config when it is made (testpmd
- * builds its engines at `start`); burst size is read each pass.
+ * builds its engines at `start`); burst size is read each pass. The packets
+ * are filled by the kernel flowgenFill (flowgen.as.ts) or its twin
+ * (flowgen.twin.ts); rx, allocation, tx and the flow's back-out are here.
  */
 import { ArgError } from '../errors.js';
-import { cksumAdd, cksumFold } from '../net/checksum.js';
-import { ETHER_ADDR_LEN, ETHER_HDR_LEN, ETHER_TYPE_IPV4 } from '../net/ether.js';
-import {
-  ETHER_SRC_OFF,
-  ETHER_TYPE_OFF,
-  IPPROTO_UDP,
-  IPV4_CKSUM_OFF,
-  IPV4_DST_OFF,
-  IPV4_HDR_LEN,
-  IPV4_PROTO_OFF,
-  IPV4_SRC_OFF,
-  IPV4_TOTAL_LEN_OFF,
-  IPV4_TTL_OFF,
-  IPV4_VHL_DEF,
-  IPV4_VHL_OFF,
-  IP_DEFTTL,
-  UDP_DST_PORT_OFF,
-  UDP_HDR_LEN,
-  UDP_LEN_OFF,
-  UDP_SRC_PORT_OFF,
-  setBe16,
-  setBe32,
-} from '../net/headers.js';
+import { cksumAdd } from '../net/checksum.js';
+import { ETHER_HDR_LEN } from '../net/ether.js';
+import { engineBlock, streamBlocks } from './blocks.js';
 import { receive, transmit } from './common.js';
 import type { Mempool } from '../mem/mempool.js';
 import { FS_TX_PACKETS, type FwdConfig, type FwdContext, type FwdEngine, type FwdStream } from './engine.js';
-import { txOlFlagsHi } from './tx-fields.js';
+import { FLOWGEN_HDRS_LEN, flowgenOps } from './flowgen.twin.js';
+import { FWDE_W_FLOW, FWDE_W_FLOWS, FWDS_TMPL, FWDS_W_SUM_NO_DST } from './fwd-layout.js';
+import { txonlyTemplate } from './txonly.js';
 
 /** Ethernet + IPv4 + UDP: the smallest packet flowgen can build. */
-const HDRS_LEN = ETHER_HDR_LEN + IPV4_HDR_LEN + UDP_HDR_LEN;
-const IP = ETHER_HDR_LEN;
-const UDP = ETHER_HDR_LEN + IPV4_HDR_LEN;
+const HDRS_LEN = FLOWGEN_HDRS_LEN;
+/** The IPv4 header's checksum and destination in the packet. */
+const IP_CKSUM_AT = ETHER_HDR_LEN + 10;
+const IP_DST_AT = ETHER_HDR_LEN + 16;
 
 /**
  * Checks the packet shape and flow count flowgen would use (run by the
@@ -86,43 +71,27 @@ export function flowgenCheck(cfg: FwdConfig, pool: Mempool): void {
  * @throws ArgError as flowgenCheck.
  */
 export function flowgen(ctx: FwdContext): FwdEngine {
+  const { heap, pool, burst, mb } = ctx;
   const cfg = ctx.config;
-  const pool = ctx.pool;
   flowgenCheck(cfg, pool);
   const pktLen = cfg.txPkts.reduce((a, b) => a + b, 0);
   const flows = cfg.flowgenFlows;
-
-  // Everything but the MACs (per stream) and the destination address / header checksum (per flow).
-  const tmpl = new Uint8Array(HDRS_LEN);
-  setBe16(tmpl, ETHER_TYPE_OFF, ETHER_TYPE_IPV4);
-  tmpl[IP + IPV4_VHL_OFF] = IPV4_VHL_DEF;
-  setBe16(tmpl, IP + IPV4_TOTAL_LEN_OFF, pktLen - ETHER_HDR_LEN);
-  tmpl[IP + IPV4_TTL_OFF] = IP_DEFTTL;
-  tmpl[IP + IPV4_PROTO_OFF] = IPPROTO_UDP;
-  setBe32(tmpl, IP + IPV4_SRC_OFF, cfg.txIpSrc);
-  setBe16(tmpl, UDP + UDP_SRC_PORT_OFF, cfg.txUdpSrc);
-  setBe16(tmpl, UDP + UDP_DST_PORT_OFF, cfg.txUdpDst);
-  setBe16(tmpl, UDP + UDP_LEN_OFF, pktLen - ETHER_HDR_LEN - IPV4_HDR_LEN);
-  // The header sum without the destination (zero in the template) and checksum: per packet only dst is added.
-  const baseSum = cksumAdd(tmpl, IP, IPV4_HDR_LEN, 0);
-  const ipDst = cfg.txIpDst >>> 0;
-  const txFlags = txOlFlagsHi(cfg);
-  const vlanTci = cfg.vlanTci;
-  const vlanTciOuter = cfg.vlanTciOuter;
-
-  const mb = ctx.mb;
-  const u8 = ctx.heap.u8;
-  const view = ctx.heap.view;
-  const f64 = ctx.heap.f64;
-  // The stream's 42 header bytes as ten 32-bit words and a 16-bit one, made once a burst: written
-  // through the heap's DataView they compile to plain stores, where u8.set and byte loops were a
-  // builtin call and 24 bounds-checked stores a packet (flowgen ran at 0.2 x DPDK 25.11's).
-  const hdr = new Uint8Array(HDRS_LEN + 2);
-  const hdrView = new DataView(hdr.buffer);
-  const words = new Uint32Array(11);
-  const burst = ctx.burst;
-  /** Next flow index: per lcore, kept across streams and bursts (testpmd's per-lcore _next_flow). */
-  let nextFlow = 0;
+  const u32 = heap.u32;
+  const f64 = heap.f64;
+  const lc = heap.lcore;
+  const e = engineBlock(ctx, 'flowgen');
+  const flowAt = (e >>> 2) + FWDE_W_FLOW;
+  u32[(e >>> 2) + FWDE_W_FLOWS] = flows;
+  u32[flowAt] = 0;
+  // txonly's header with the destination and checksum left 0: each packet adds its destination to the sum.
+  const block = streamBlocks(ctx, e, 'flowgen', (s, fs) => {
+    const t = txonlyTemplate(cfg, pktLen, fs.txMac, fs.peerMac);
+    t.fill(0, IP_CKSUM_AT, IP_CKSUM_AT + 2);
+    t.fill(0, IP_DST_AT, IP_DST_AT + 4);
+    heap.u8.set(t, s + FWDS_TMPL);
+    u32[(s >>> 2) + FWDS_W_SUM_NO_DST] = cksumAdd(t, ETHER_HDR_LEN, 20, 0);
+  });
+  const fill = flowgenOps(heap);
 
   return {
     name: 'flowgen',
@@ -141,42 +110,13 @@ export function flowgen(ctx: FwdContext): FwdEngine {
         }
         if (n === 0) return;
       }
-
-      hdr.set(tmpl, 0);
-      for (let k = 0; k < ETHER_ADDR_LEN; k++) {
-        hdr[k] = fs.peerMac[k]!;
-        hdr[ETHER_SRC_OFF + k] = fs.txMac[k]!;
-      }
-      for (let k = 0; k < 11; k++) words[k] = hdrView.getUint32(k * 4, true);
-      let flow = nextFlow;
-      for (let i = 0; i < n; i++) {
-        const h = burst[i]!;
-        const at = mb.mtod(h);
-        for (let k = 0; k < 10; k++) view.setUint32(at + k * 4, words[k]!, true);
-        view.setUint16(at + 40, words[10]!, true);
-        const dst = (ipDst + flow) >>> 0;
-        view.setUint32(at + IP + IPV4_DST_OFF, dst);
-        view.setUint16(at + IP + IPV4_CKSUM_OFF, ~cksumFold(baseSum + (dst >>> 16) + (dst & 0xffff)) & 0xffff);
-        // Zero payload, a word at a time.
-        const end = at + pktLen;
-        let o = at + HDRS_LEN;
-        for (; o + 4 <= end; o += 4) view.setUint32(o, 0);
-        for (; o < end; o++) u8[o] = 0;
-        mb.setDataLen(h, pktLen);
-        mb.setPktLen(h, pktLen);
-        mb.setTxOffload(h, ETHER_HDR_LEN, IPV4_HDR_LEN, 0);
-        mb.setOlFlagsHi(h, txFlags);
-        mb.setVlanTci(h, vlanTci);
-        mb.setVlanTciOuter(h, vlanTciOuter);
-        if (++flow >= flows) flow = 0;
-      }
+      fill(block(fs), lc, burst.heapOffset, n);
 
       const before = f64[fs.stats + FS_TX_PACKETS]!;
       transmit(ctx, fs, n);
       const dropped = n - (f64[fs.stats + FS_TX_PACKETS]! - before);
       // Refused packets' flows come round again next time.
-      if (dropped > 0) flow = (((flow - dropped) % flows) + flows) % flows;
-      nextFlow = flow;
+      if (dropped > 0) u32[flowAt] = (((u32[flowAt]! - dropped) % flows) + flows) % flows;
     },
   };
 }

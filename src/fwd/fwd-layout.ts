@@ -5,8 +5,9 @@
  * One engine's settings in the heap, written once when the engine is made
  * (testpmd makes its engines at `start`, from its command line and `set`
  * commands): what the engine kernels (macswap.as.ts, mac.as.ts, 5tswap.as.ts,
- * csum.as.ts, txonly.as.ts) and their twins read at entry, as DPDK's engines
- * read their globals. txonly's flow variable is the one field a burst writes.
+ * csum.as.ts, txonly.as.ts, flowgen.as.ts) and their twins read at entry, as DPDK's engines
+ * read their globals. txonly's flow variable and flowgen's next flow are the
+ * fields a burst writes.
  */
 /** Bytes per fwdEngine record. */
 export const FWD_ENGINE_SIZE = 64;
@@ -42,6 +43,14 @@ export const FWDE_W_IP_DST = 6;
 export const FWDE_IP_VAR = 28;
 /** FWDE_IP_VAR as a u32 index. */
 export const FWDE_W_IP_VAR = 7;
+/** flowgen: how many flows the destination address walks (--flowgen-flows). (u32 at byte 32) */
+export const FWDE_FLOWS = 32;
+/** FWDE_FLOWS as a u32 index. */
+export const FWDE_W_FLOWS = 8;
+/** flowgen: the next packet's flow (testpmd's per-lcore _next_flow), carried across bursts and streams. (u32 at byte 36) */
+export const FWDE_FLOW = 36;
+/** FWDE_FLOW as a u32 index. */
+export const FWDE_W_FLOW = 9;
 /** Set vlanTci on every packet (VLAN insert offload; mac sets it whatever the offloads). */
 export const FWDE_F_VLAN = 1;
 /** Set vlanTciOuter on every packet (QinQ insert offload). */
@@ -54,8 +63,9 @@ export const FWDE_F_CSUM_NO_MAC = 8;
 /**
  * What one engine keeps per stream, beside its engine block: the stream's
  * Ethernet addresses as the packets carry them, its counters, and txonly's
- * header template. Made the first time the engine forwards the stream; the
- * kernels of mac, csum and txonly take this block, the others the engine's.
+ * header template (flowgen's too). Made the first time the engine forwards the
+ * stream; the kernels of mac, csum, txonly and flowgen take this block, the
+ * others the engine's.
  */
 /** Bytes per fwdStream record. */
 export const FWD_STREAM_SIZE = 128;
@@ -71,13 +81,17 @@ export const FWDS_W_STATS = 1;
 export const FWDS_SUM_NO_SRC = 8;
 /** FWDS_SUM_NO_SRC as a u32 index. */
 export const FWDS_W_SUM_NO_SRC = 2;
+/** flowgen: the IPv4 header's sum without the destination and checksum fields; each packet adds its destination and folds. (u32 at byte 12) */
+export const FWDS_SUM_NO_DST = 12;
+/** FWDS_SUM_NO_DST as a u32 index. */
+export const FWDS_W_SUM_NO_DST = 3;
 /** The 12 address bytes the packets get (the peer, then the tx port) as three little-endian words. (u32[3] at byte 16) */
 export const FWDS_MAC = 16;
 /** FWDS_MAC as a u32 index. */
 export const FWDS_W_MAC = 4;
 /** Elements of FWDS_MAC. */
 export const FWDS_MAC_COUNT = 3;
-/** txonly: the 42-byte Ethernet/IPv4/UDP header of every packet (48 readable bytes). (u8[48] at byte 64) */
+/** txonly, flowgen: the 42-byte Ethernet/IPv4/UDP header of every packet (48 readable bytes; flowgen's has destination and checksum 0). (u8[48] at byte 64) */
 export const FWDS_TMPL = 64;
 /** Elements of FWDS_TMPL. */
 export const FWDS_TMPL_COUNT = 48;
@@ -115,4 +129,4 @@ export const FS_STAT_PROBE = 40;
 export const FS_PROBE = 5;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const FWD_LAYOUT_ID = 0x94b19cfd;
+export const FWD_LAYOUT_ID = 0xba36799a;

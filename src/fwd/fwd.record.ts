@@ -9,8 +9,9 @@ export default defineRecords(
 One engine's settings in the heap, written once when the engine is made
 (testpmd makes its engines at \`start\`, from its command line and \`set\`
 commands): what the engine kernels (macswap.as.ts, mac.as.ts, 5tswap.as.ts,
-csum.as.ts, txonly.as.ts) and their twins read at entry, as DPDK's engines
-read their globals. txonly's flow variable is the one field a burst writes.`,
+csum.as.ts, txonly.as.ts, flowgen.as.ts) and their twins read at entry, as DPDK's engines
+read their globals. txonly's flow variable and flowgen's next flow are the
+fields a burst writes.`,
     size: 64,
     prefix: 'FWDE',
     index: { u32: 'FWDE_W' },
@@ -23,6 +24,8 @@ read their globals. txonly's flow variable is the one field a burst writes.`,
       pktLen: { type: 'u32', at: 20, doc: 'txonly: length of each generated single-segment packet.' },
       ipDst: { type: 'u32', at: 24, doc: 'txonly: the IPv4 destination, which multi-flow sources are made from.' },
       ipVar: { type: 'u32', at: 28, doc: "txonly: multi-flow's 8-bit flow variable, carried across bursts and streams." },
+      flows: { type: 'u32', at: 32, doc: 'flowgen: how many flows the destination address walks (--flowgen-flows).' },
+      flow: { type: 'u32', at: 36, doc: "flowgen: the next packet's flow (testpmd's per-lcore _next_flow), carried across bursts and streams." },
     },
     consts: {
       FWDE_F_VLAN: { value: 1, doc: 'Set vlanTci on every packet (VLAN insert offload; mac sets it whatever the offloads).' },
@@ -36,8 +39,9 @@ read their globals. txonly's flow variable is the one field a burst writes.`,
     doc: `
 What one engine keeps per stream, beside its engine block: the stream's
 Ethernet addresses as the packets carry them, its counters, and txonly's
-header template. Made the first time the engine forwards the stream; the
-kernels of mac, csum and txonly take this block, the others the engine's.`,
+header template (flowgen's too). Made the first time the engine forwards the
+stream; the kernels of mac, csum, txonly and flowgen take this block, the
+others the engine's.`,
     size: 128,
     prefix: 'FWDS',
     index: { u32: 'FWDS_W' },
@@ -45,8 +49,9 @@ kernels of mac, csum and txonly take this block, the others the engine's.`,
       engine: { type: 'u32', at: 0, doc: "Heap offset of the engine's block (FWDE_*)." },
       stats: { type: 'u32', at: 4, doc: "Heap offset of the stream's counters (fwdStreamStats)." },
       sumNoSrc: { type: 'u32', at: 8, doc: "txonly: the IPv4 header's sum without the source and checksum fields; multi-flow adds the source and folds." },
+      sumNoDst: { type: 'u32', at: 12, doc: "flowgen: the IPv4 header's sum without the destination and checksum fields; each packet adds its destination and folds." },
       mac: { type: 'u32', at: 16, count: 3, doc: 'The 12 address bytes the packets get (the peer, then the tx port) as three little-endian words.' },
-      tmpl: { type: 'u8', at: 64, count: 48, doc: 'txonly: the 42-byte Ethernet/IPv4/UDP header of every packet (48 readable bytes).' },
+      tmpl: { type: 'u8', at: 64, count: 48, doc: 'txonly, flowgen: the 42-byte Ethernet/IPv4/UDP header of every packet (48 readable bytes; flowgen\'s has destination and checksum 0).' },
     },
   },
   {

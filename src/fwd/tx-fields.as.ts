@@ -1,5 +1,5 @@
-// The mbuf fields the mac, macswap and 5tswap kernels set (twin: tx-fields.ts).
-import { MBUF_SHIFT, M_OL_FLAGS, M_TX_OFFLOAD, M_VLAN_TCI, M_VLAN_TCI_OUTER } from '../mem/mbuf-layout.as';
+// The mbuf fields the engine kernels set (twin: tx-fields.ts).
+import { MBUF_SHIFT, M_DATA_LEN, M_OL_FLAGS, M_OL_FLAGS_HI, M_PKT_LEN, M_TX_OFFLOAD, M_VLAN_TCI, M_VLAN_TCI_OUTER } from '../mem/mbuf-layout.as';
 import { FWDE_FLAGS, FWDE_F_QINQ, FWDE_F_VLAN, FWDE_VLAN, FWDE_VLAN_OUTER } from './fwd-layout.as';
 
 /** tx_offload word of mbuf_field_set: l2_len 14 (byte 0), l3_len 20 (bytes 2..3); l4_len (byte 1) kept. */
@@ -41,4 +41,14 @@ export function vlanSet(e: u32, burst: u32, n: u32): void {
     if (flags & FWDE_F_VLAN) store<u16>(r, vlan, M_VLAN_TCI);
     if (flags & FWDE_F_QINQ) store<u16>(r, vlanOuter, M_VLAN_TCI_OUTER);
   }
+}
+
+/** A generated one-segment IPv4/UDP packet's lengths (`len` bytes) and tx fields (flags `olHi`, l2/l3 lengths 14/20): txonly and flowgen. */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+export function genFieldsSet(r: u32, len: u32, olHi: u32): void {
+  store<u16>(r, <u16>len, M_DATA_LEN);
+  store<u32>(r, len, M_PKT_LEN);
+  store<u32>(r, olHi, M_OL_FLAGS_HI);
+  store<u32>(r, TX_OFFLOAD_ETH_IPV4, M_TX_OFFLOAD);
 }

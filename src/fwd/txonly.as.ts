@@ -4,7 +4,7 @@
 // multi-flow sources), `burst` a burst's heap offset.
 import { LCORE_ID } from '../eal/heap-layout.as';
 import { mtod } from '../mem/mbuf.as';
-import { MBUF_SHIFT, M_DATA_LEN, M_OL_FLAGS_HI, M_PKT_LEN, M_TX_OFFLOAD, M_VLAN_TCI, M_VLAN_TCI_OUTER } from '../mem/mbuf-layout.as';
+import { MBUF_SHIFT, M_VLAN_TCI, M_VLAN_TCI_OUTER } from '../mem/mbuf-layout.as';
 import {
   FWDE_FLAGS,
   FWDE_F_MULTI_FLOW,
@@ -20,7 +20,7 @@ import {
   FWDS_SUM_NO_SRC,
   FWDS_TMPL,
 } from './fwd-layout.as';
-import { TX_OFFLOAD_ETH_IPV4 } from './tx-fields.as';
+import { genFieldsSet } from './tx-fields.as';
 
 /**
  * For each freshly allocated mbuf of the burst: its lengths and tx fields,
@@ -50,10 +50,7 @@ export function txonlyFill(s: u32, lc: u32, burst: u32, n: u32): void {
   const t3 = load<u16>(tmpl, 40);
   for (let i: u32 = 0; i < n; i++) {
     const r = load<u32>(burst + (i << 2)) << MBUF_SHIFT;
-    store<u16>(r, <u16>pktLen, M_DATA_LEN);
-    store<u32>(r, pktLen, M_PKT_LEN);
-    store<u32>(r, olHi, M_OL_FLAGS_HI);
-    store<u32>(r, TX_OFFLOAD_ETH_IPV4, M_TX_OFFLOAD);
+    genFieldsSet(r, pktLen, olHi);
     if (setVlan) store<u16>(r, <u16>vlan, M_VLAN_TCI);
     if (setQinq) store<u16>(r, <u16>vlanOuter, M_VLAN_TCI_OUTER);
     const p = mtod(r);

@@ -12,6 +12,7 @@ import { Ethdev } from '../../src/ethdev/ethdev.js';
 import { Heap } from '../../src/eal/heap.js';
 import { fiveTupleSwap } from '../../src/fwd/5tswap.js';
 import { csum } from '../../src/fwd/csum.js';
+import { flowgen } from '../../src/fwd/flowgen.js';
 import { defaultFwdConfig, type EngineFactory, type FwdStream } from '../../src/fwd/engine.js';
 import { mac } from '../../src/fwd/mac.js';
 import { macswap } from '../../src/fwd/macswap.js';
@@ -30,6 +31,7 @@ const cases: [string, EngineFactory, MacswapVariant?][] = [
   ['5tswap', fiveTupleSwap],
   ['csum', csum],
   ['txonly', txonly],
+  ['flowgen', flowgen],
 ];
 
 describe('engine kernels and their twins', () => {
@@ -42,7 +44,7 @@ describe('engine kernels and their twins', () => {
           const ethdev = new Ethdev(heap, drivers);
           for (const dev of ['net_ring0', 'net_ring1']) portUp(ethdev, pool, ethdev.create(dev));
           const mb = new Mbufs(heap);
-          const config = { ...defaultFwdConfig(), burst: 24, txPkts: [60 + offloads], txOnlyMultiFlow: true, txOffloads: offloads, vlanTci: 0x123, vlanTciOuter: 0x456 };
+          const config = { ...defaultFwdConfig(), burst: 24, txPkts: [60 + offloads], txOnlyMultiFlow: true, txOffloads: offloads, vlanTci: 0x123, vlanTciOuter: 0x456, flowgenFlows: 5 };
           if (arm) config.variants = { macswap: arm };
           const ctx = { heap, mb, pool, burst: heap.burst(512), config };
           // Two streams, each looped on its own port: txonly's flow variable runs across both.
@@ -96,4 +98,37 @@ describe('engine kernels and their twins', () => {
       });
     }
   }
+});
+
+describe('flowgen kernel and twin at every payload shape', () => {
+  // The payload is zeroed inline up to 256 B in 16-byte stores (narrower below 16), by memory.fill beyond.
+  const lens = [42, 43, 45, 49, 50, 53, 57, 58, 64, 73, 298, 299, 1518];
+  it(`leaves the heap byte for byte as its twin does at ${lens.join(', ')} B`, () => {
+    const run = (datapath: 'wasm' | 'ts') => {
+      const heap = Heap.create({ size: 16 << 20, datapath });
+      const pool = Mempool.create(heap, { name: 'pool', n: 512, cacheSize: 32 });
+      const ethdev = new Ethdev(heap, drivers);
+      portUp(ethdev, pool, ethdev.create('net_ring0'));
+      const mb = new Mbufs(heap);
+      const b = heap.burst(64);
+      // Every buffer dirty first, so a byte the fill misses shows.
+      const n = pool.allocBulk(b, 64);
+      for (let i = 0; i < n; i++) heap.u8.fill(0xa5, mb.mtod(b[i]!), mb.mtod(b[i]!) + 1600);
+      mb.freeBulk(b, n);
+      const fs: FwdStream = { rxPort: 0, rxQueue: 0, txPort: 0, txQueue: 0, rxq: ethdev.rxQueue(0, 0), txq: ethdev.txQueue(0, 0), stats: heap.reserve(64) >>> 3, txMac: Uint8Array.of(2, 0, 0, 0, 0x10, 0), peerMac: Uint8Array.of(2, 0, 0, 0, 0x20, 0) };
+      for (const len of lens) {
+        const config = { ...defaultFwdConfig(), burst: 7, txPkts: [len], flowgenFlows: 3 };
+        const engine = flowgen({ heap, mb, pool, burst: heap.burst(512), config });
+        engine.fwd(fs);
+        for (let got; (got = ethdev.rxBurst(0, 0, b, 64)) > 0; ) {
+          for (let i = 0; i < got; i++) assert.ok(heap.u8.subarray(mb.mtod(b[i]!) + 42, mb.mtod(b[i]!) + len).every((x) => x === 0), `${datapath} ${len} B: zero payload`);
+          mb.freeBulk(b, got);
+        }
+      }
+      ethdev.close(0);
+      assertFull(pool);
+      return heap;
+    };
+    assertSameHeaps(run('wasm'), run('ts'));
+  });
 });
