@@ -3,21 +3,17 @@
 // its engine's block), `lc` the lcore block (unused), `burst` a burst's heap
 // offset.
 import { mtod } from '../mem/mbuf.as';
-import { zeroBytes } from '../mem/copy.as';
 import { MBUF_SHIFT, M_VLAN_TCI, M_VLAN_TCI_OUTER } from '../mem/mbuf-layout.as';
 import { FWDE_FLOW, FWDE_FLOWS, FWDE_IP_DST, FWDE_OL_HI, FWDE_PKT_LEN, FWDE_VLAN, FWDE_VLAN_OUTER, FWDS_ENGINE, FWDS_SUM_NO_DST, FWDS_TMPL } from './fwd-layout.as';
 import { genFieldsSet } from './tx-fields.as';
-
-/** Ethernet + IPv4 + UDP: the bytes the template gives every packet. */
-const HDRS_LEN: u32 = 42;
 
 /**
  * For each freshly allocated mbuf of the burst: its lengths and tx fields
  * (the VLAN ids whatever the offloads, as testpmd's flowgen), the stream's
  * 42-byte header with the IPv4 destination txIpDst + flow and its checksum
- * finished from the template's sum, and the payload zeroed (testpmd leaves
- * whatever the buffer held; dpkit sends no stale bytes). The flow walks
- * 0..flows-1 and wraps; the next one goes back to the engine's block.
+ * finished from the template's sum. The payload is left as the buffer held
+ * it, as testpmd's flowgen and txonly leave it. The flow walks 0..flows-1
+ * and wraps; the next one goes back to the engine's block.
  */
 export function flowgenFill(s: u32, lc: u32, burst: u32, n: u32): void {
   const e = load<u32>(s, FWDS_ENGINE);
@@ -29,7 +25,6 @@ export function flowgenFill(s: u32, lc: u32, burst: u32, n: u32): void {
   const flows = load<u32>(e, FWDE_FLOWS);
   let flow = load<u32>(e, FWDE_FLOW);
   const sumNoDst = load<u32>(s, FWDS_SUM_NO_DST);
-  const payload = pktLen - HDRS_LEN;
   const tmpl = s + FWDS_TMPL;
   const t0 = v128.load(tmpl);
   const t1 = v128.load(tmpl, 16);
@@ -51,7 +46,6 @@ export function flowgenFill(s: u32, lc: u32, burst: u32, n: u32): void {
     sum = (sum & 0xffff) + (sum >>> 16);
     sum = (sum & 0xffff) + (sum >>> 16);
     store<u16>(p, bswap<u16>(<u16>(~sum & 0xffff)), 24);
-    zeroBytes(p + HDRS_LEN, payload);
     flow++;
     flow = flow < flows ? flow : 0;
   }

@@ -8,7 +8,8 @@
  *
  * Packets: Ethernet (dst = the stream's peer, src = the tx port), IPv4
  * (txIpSrc → txIpDst + flow, TTL 64, correct header checksum), UDP
- * (txUdpSrc → txUdpDst, checksum 0 = none), zero payload; one segment of
+ * (txUdpSrc → txUdpDst, checksum 0 = none), the payload as the buffer held
+ * it (as testpmd's flowgen and txonly: only headers are written); one segment of
  * sum(txPkts) bytes (testpmd's flowgen subtracts 4 for the FCS; dpkit's
  * lengths exclude it already). VLAN / QinQ insert flags follow the tx
  * offloads, as in testpmd. flowgen's clone option is not implemented.
@@ -25,12 +26,12 @@ import { engineBlock, streamBlocks } from './blocks.js';
 import { receive, transmit } from './common.js';
 import type { Mempool } from '../mem/mempool.js';
 import { FS_TX_PACKETS, type FwdConfig, type FwdContext, type FwdEngine, type FwdStream } from './engine.js';
-import { FLOWGEN_HDRS_LEN, flowgenOps } from './flowgen.twin.js';
+import { flowgenOps } from './flowgen.twin.js';
 import { FWDE_W_FLOW, FWDE_W_FLOWS, FWDS_TMPL, FWDS_W_SUM_NO_DST } from './fwd-layout.js';
-import { txonlyTemplate } from './txonly.js';
+import { TXONLY_HDR_LEN, txonlyTemplate } from './txonly.js';
 
 /** Ethernet + IPv4 + UDP: the smallest packet flowgen can build. */
-const HDRS_LEN = FLOWGEN_HDRS_LEN;
+const HDRS_LEN = TXONLY_HDR_LEN;
 /** The IPv4 header's checksum and destination in the packet. */
 const IP_CKSUM_AT = ETHER_HDR_LEN + 10;
 const IP_DST_AT = ETHER_HDR_LEN + 16;

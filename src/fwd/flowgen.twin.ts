@@ -20,9 +20,7 @@ import {
   FWDS_W_SUM_NO_DST,
 } from './fwd-layout.js';
 import { TX_OFFLOAD_ETH_IPV4 } from './tx-fields.js';
-
-/** Ethernet + IPv4 + UDP: the bytes the template gives every packet. */
-export const FLOWGEN_HDRS_LEN = 42;
+import { TXONLY_HDR_LEN } from './txonly.js';
 
 /** The kernel when the heap has kernels, else the twin. */
 export function flowgenOps(heap: Heap): EngineKernel {
@@ -30,7 +28,7 @@ export function flowgenOps(heap: Heap): EngineKernel {
   return k === null ? flowgenFillTwin(heap) : k.fn('flowgenFill');
 }
 
-/** flowgenFill's twin: the same fields, header, destination, checksum and zeroed payload per packet. */
+/** flowgenFill's twin: the same fields, header, destination and checksum per packet. */
 export function flowgenFillTwin(heap: Heap): EngineKernel {
   const u8 = heap.u8;
   const u16 = heap.u16;
@@ -47,7 +45,7 @@ export function flowgenFillTwin(heap: Heap): EngineKernel {
     const flows = u32[w + FWDE_W_FLOWS]!;
     let flow = u32[w + FWDE_W_FLOW]!;
     const sumNoDst = u32[sw + FWDS_W_SUM_NO_DST]!;
-    const tmpl = u8.subarray(s + FWDS_TMPL, s + FWDS_TMPL + FLOWGEN_HDRS_LEN);
+    const tmpl = u8.subarray(s + FWDS_TMPL, s + FWDS_TMPL + TXONLY_HDR_LEN);
     const b = burst >>> 2;
     for (let i = 0; i < n; i++) {
       const h = u32[b + i]!;
@@ -67,7 +65,6 @@ export function flowgenFillTwin(heap: Heap): EngineKernel {
       sum = (sum & 0xffff) + (sum >>> 16);
       sum = (sum & 0xffff) + (sum >>> 16);
       dv.setUint16(p + 24, ~sum & 0xffff);
-      u8.fill(0, p + FLOWGEN_HDRS_LEN, p + pktLen);
       if (++flow >= flows) flow = 0;
     }
     u32[w + FWDE_W_FLOW] = flow;

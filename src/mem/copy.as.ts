@@ -1,5 +1,5 @@
 // Byte copies between two distinct buffers (packet data into an mbuf, a
-// guest buffer, a capture), and zeroed bytes, shared by the kernels.
+// guest buffer, a capture), shared by the kernels.
 
 /** Up to this many bytes, copyBytes moves them inline with 16-byte loads and stores. */
 export const SHORT_COPY_MAX: u32 = 256;
@@ -95,29 +95,3 @@ export function copyBytes(dst: u32, src: u32, len: u32): void {
   }
 }
 
-
-/**
- * Writes `len` zero bytes at `dst`: up to SHORT_COPY_MAX inline (16-byte
- * stores, the last one ending at the end; narrower ones below 16 bytes),
- * longer through memory.fill, a call into C as memory.copy is.
- */
-// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
-@inline
-export function zeroBytes(dst: u32, len: u32): void {
-  if (len > SHORT_COPY_MAX) {
-    memory.fill(dst, 0, len);
-  } else if (len >= 16) {
-    const z = i32x4.splat(0);
-    const end = dst + len - 16;
-    for (let p = dst; p < end; p += 16) v128.store(p, z);
-    v128.store(end, z);
-  } else if (len >= 8) {
-    store<u64>(dst, 0);
-    store<u64>(dst + len - 8, 0);
-  } else if (len >= 4) {
-    store<u32>(dst, 0);
-    store<u32>(dst + len - 4, 0);
-  } else {
-    for (let i: u32 = 0; i < len; i++) store<u8>(dst + i, 0);
-  }
-}

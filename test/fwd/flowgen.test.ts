@@ -31,7 +31,6 @@ describe('flowgen', () => {
       assert.equal(rd32(b, 26), cfg.txIpSrc);
       assert.equal(rd32(b, 30), cfg.txIpDst + (i % 5), `packet ${i}: flow ${i % 5}`);
       assert.deepEqual([rd16(b, 34), rd16(b, 36), rd16(b, 38), rd16(b, 40)], [cfg.txUdpSrc, cfg.txUdpDst, 30, 0]);
-      assert.ok(b.subarray(42).every((x) => x === 0), `packet ${i}: zero payload (its mbuf may have carried a received one)`);
       assert.deepEqual([p.l2, p.l3, p.olHi], [14, 20, 0]);
     });
     assert.deepEqual(r.counters(), [3, 24, 0]);

@@ -100,9 +100,9 @@ describe('engine kernels and their twins', () => {
   }
 });
 
-describe('flowgen kernel and twin at every payload shape', () => {
-  // The payload is zeroed inline up to 256 B in 16-byte stores (narrower below 16), by memory.fill beyond.
-  const lens = [42, 43, 45, 49, 50, 53, 57, 58, 64, 73, 298, 299, 1518];
+describe('flowgen kernel and twin at several lengths', () => {
+  // Headers only: bytes from 42 on stay as the (dirty) buffers held them, as in testpmd.
+  const lens = [42, 43, 58, 64, 299, 1518];
   it(`leaves the heap byte for byte as its twin does at ${lens.join(', ')} B`, () => {
     const run = (datapath: 'wasm' | 'ts') => {
       const heap = Heap.create({ size: 16 << 20, datapath });
@@ -121,7 +121,7 @@ describe('flowgen kernel and twin at every payload shape', () => {
         const engine = flowgen({ heap, mb, pool, burst: heap.burst(512), config });
         engine.fwd(fs);
         for (let got; (got = ethdev.rxBurst(0, 0, b, 64)) > 0; ) {
-          for (let i = 0; i < got; i++) assert.ok(heap.u8.subarray(mb.mtod(b[i]!) + 42, mb.mtod(b[i]!) + len).every((x) => x === 0), `${datapath} ${len} B: zero payload`);
+          for (let i = 0; i < got; i++) assert.ok(heap.u8.subarray(mb.mtod(b[i]!) + 42, mb.mtod(b[i]!) + len).every((x) => x === 0xa5), `${datapath} ${len} B: payload untouched`);
           mb.freeBulk(b, got);
         }
       }
