@@ -73,6 +73,11 @@ describe('l3fwd forward kernel and its twin', () => {
           switch (rand(10)) {
             case 0: p[10]! ^= 1; break; // bad checksum
             case 1: p[8] = 1; break; // TTL 1 (checksum now bad as well)
+            case 7: // TTL 1 or 0, or a total length under 20, each with its checksum right
+              if (rand(3) === 0) p[3] = 19;
+              else p[8] = rand(2);
+              ipv4CksumSet(p, 0);
+              break;
             case 2: return Uint8Array.from({ length: rand(40) }, () => rand(256));
             case 3:
             case 4: {
