@@ -11,10 +11,8 @@ export const REPLAY_ROOM: u32 = 16;
 export const REPLAY_STATS: u32 = 20;
 
 // ---- pcapReplayEntry: see pcap-layout.ts for why the record is what it is.
-export const PCAP_REPLAY_ENTRY_SIZE: u32 = 16;
+export const PCAP_REPLAY_ENTRY_SIZE: u32 = 8;
 export const REPLAY_ENTRY_DATA: u32 = 0;
 export const REPLAY_ENTRY_CAPLEN: u32 = 4;
-export const REPLAY_ENTRY_SEC: u32 = 8;
-export const REPLAY_ENTRY_NSEC: u32 = 12;
 
-export const PCAP_LAYOUT_ID: u32 = 0x3d753af;
+export const PCAP_LAYOUT_ID: u32 = 0x28ca1d56;

@@ -35,11 +35,11 @@ export const REPLAY_STATS = 20;
 export const REPLAY_W_STATS = 5;
 
 /**
- * One packet of a replayed capture: where its bytes were loaded in the heap, its
- * length and its capture timestamp.
+ * One packet of a replayed capture: where its bytes were loaded in the heap, and
+ * its length (a replay stamps no timestamp, as DPDK's infinite_rx).
  */
 /** Bytes per pcapReplayEntry record. */
-export const PCAP_REPLAY_ENTRY_SIZE = 16;
+export const PCAP_REPLAY_ENTRY_SIZE = 8;
 /** Heap offset of the packet's bytes. (u32 at byte 0) */
 export const REPLAY_ENTRY_DATA = 0;
 /** REPLAY_ENTRY_DATA as a u32 index. */
@@ -48,14 +48,6 @@ export const REPLAY_ENTRY_W_DATA = 0;
 export const REPLAY_ENTRY_CAPLEN = 4;
 /** REPLAY_ENTRY_CAPLEN as a u32 index. */
 export const REPLAY_ENTRY_W_CAPLEN = 1;
-/** Capture timestamp, seconds. (u32 at byte 8) */
-export const REPLAY_ENTRY_SEC = 8;
-/** REPLAY_ENTRY_SEC as a u32 index. */
-export const REPLAY_ENTRY_W_SEC = 2;
-/** Capture timestamp, nanoseconds. (u32 at byte 12) */
-export const REPLAY_ENTRY_NSEC = 12;
-/** REPLAY_ENTRY_NSEC as a u32 index. */
-export const REPLAY_ENTRY_W_NSEC = 3;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const PCAP_LAYOUT_ID = 0x3d753af;
+export const PCAP_LAYOUT_ID = 0x28ca1d56;

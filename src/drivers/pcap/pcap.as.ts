@@ -4,13 +4,13 @@
 import { RXQ_STAT_BYTES, RXQ_STAT_PACKETS } from '../../ethdev/stats-layout.as';
 import { copyBytes } from '../../mem/copy.as';
 import { mtod } from '../../mem/mbuf.as';
-import { MBUF_SHIFT, M_DATA_LEN, M_OL_FLAGS, M_PKT_LEN, M_PORT, M_TIMESTAMP, OL_RX_TIMESTAMP } from '../../mem/mbuf-layout.as';
-import { REPLAY_COUNT, REPLAY_CURSOR, REPLAY_ENTRY_CAPLEN, REPLAY_ENTRY_DATA, REPLAY_ENTRY_NSEC, REPLAY_ENTRY_SEC, REPLAY_PORT, REPLAY_ROOM, REPLAY_STATS, REPLAY_TABLE } from './pcap-layout.as';
+import { MBUF_SHIFT, M_DATA_LEN, M_PKT_LEN, M_PORT } from '../../mem/mbuf-layout.as';
+import { REPLAY_COUNT, REPLAY_CURSOR, REPLAY_ENTRY_CAPLEN, REPLAY_ENTRY_DATA, REPLAY_PORT, REPLAY_ROOM, REPLAY_STATS, REPLAY_TABLE } from './pcap-layout.as';
 
 /**
  * infinite_rx: fills the mbufs `burst[0..n)` from the replay table, from the
- * cursor on, wrapping at the table's end: bytes, lengths, port, the rx
- * timestamp and its flag. Stops before a packet longer than one mbuf's room
+ * cursor on, wrapping at the table's end: bytes, lengths and port, as DPDK's
+ * eth_pcap_rx_infinite (no timestamp). Stops before a packet longer than one mbuf's room
  * (a chain: TypeScript builds it). Adds packets and bytes to the queue's
  * counters. `lc` is unused (the mbufs are allocated already): the shape of
  * every kernel. @returns how many mbufs it filled.
@@ -24,7 +24,7 @@ export function pcapReplay(q: u32, lc: u32, burst: u32, n: u32): u32 {
   let bytes: u64 = 0;
   let i: u32 = 0;
   for (; i < n; i++) {
-    const t = table + (c << 4);
+    const t = table + (c << 3);
     const len = load<u32>(t, REPLAY_ENTRY_CAPLEN);
     if (len > room) break;
     const r = load<u32>(burst + (i << 2)) << MBUF_SHIFT;
@@ -32,8 +32,6 @@ export function pcapReplay(q: u32, lc: u32, burst: u32, n: u32): u32 {
     store<u32>(r, len, M_PKT_LEN);
     store<u16>(r, <u16>len, M_DATA_LEN);
     store<u16>(r, <u16>port, M_PORT);
-    store<u64>(r, <u64>load<u32>(t, REPLAY_ENTRY_SEC) * 1_000_000_000 + <u64>load<u32>(t, REPLAY_ENTRY_NSEC), M_TIMESTAMP);
-    store<u32>(r, load<u32>(r, M_OL_FLAGS) | OL_RX_TIMESTAMP, M_OL_FLAGS);
     bytes += len;
     if (++c === count) c = 0;
   }

@@ -26,16 +26,14 @@ lcore carries on from the cursor.`,
   {
     name: 'pcapReplayEntry',
     doc: `
-One packet of a replayed capture: where its bytes were loaded in the heap, its
-length and its capture timestamp.`,
-    size: 16,
+One packet of a replayed capture: where its bytes were loaded in the heap, and
+its length (a replay stamps no timestamp, as DPDK's infinite_rx).`,
+    size: 8,
     prefix: 'REPLAY_ENTRY',
     index: { u32: 'REPLAY_ENTRY_W' },
     fields: {
       data: { type: 'u32', at: 0, doc: "Heap offset of the packet's bytes." },
       caplen: { type: 'u32', at: 4, doc: 'Bytes captured.' },
-      sec: { type: 'u32', at: 8, doc: 'Capture timestamp, seconds.' },
-      nsec: { type: 'u32', at: 12, doc: 'Capture timestamp, nanoseconds.' },
     },
   },
 );

@@ -6,10 +6,12 @@
  * it forever, as DPDK does; otherwise files stream through a window and the
  * end of every rx file is the end of the stream (`rxEnded()`).
  *
- * A received packet larger than one mbuf becomes a chain; every mbuf carries
- * its capture timestamp (RX_TIMESTAMP). Transmitted packets are gathered from
- * their segments into records stamped with their rx timestamp when they have
- * one (so a replay keeps its timing), else with the time of sending.
+ * A received packet larger than one mbuf becomes a chain; a streamed packet
+ * carries its capture timestamp (RX_TIMESTAMP), a replayed one none, as in
+ * DPDK (its infinite_rx copies bytes, lengths and port only). Transmitted
+ * packets are gathered from their segments into records stamped with their
+ * rx timestamp when they have one (so a capture streamed through keeps its
+ * timing), else with the time of sending.
  *
  * Everything a queue keeps between bursts — reader position, section state,
  * the replay cursor, the tx record buffer — lives in the shared heap, so a
@@ -37,6 +39,7 @@ import { ArgError } from '../../errors.js';
 import type { DevInfo, DriverContext, DriverSpec, EthDriver, QueueDescriptor, RxQueue, TxQueue } from '../../ethdev/driver.js';
 import { boolArg } from '../../ethdev/devargs.js';
 import { RXQ_BYTES, RXQ_ERRORS, RXQ_NOMBUF, RXQ_PACKETS, TXQ_BYTES, TXQ_PACKETS } from '../../ethdev/stats.js';
+import { nowNs } from '../../eal/clock.js';
 import { alignUp, CACHE_LINE, type Burst, type Heap } from '../../eal/heap.js';
 import { Mbufs } from '../../mem/mbuf.js';
 import { OlFlags } from '../../mem/mbuf-layout.js';
@@ -51,8 +54,6 @@ import {
   PCAP_REPLAY_SIZE,
   REPLAY_ENTRY_W_CAPLEN,
   REPLAY_ENTRY_W_DATA,
-  REPLAY_ENTRY_W_NSEC,
-  REPLAY_ENTRY_W_SEC,
   REPLAY_W_COUNT,
   REPLAY_W_CURSOR,
   REPLAY_W_PORT,
@@ -149,7 +150,8 @@ class PcapRxQueue implements RxQueue {
       const base = d.window;
       try {
         while (got < n && r.next()) {
-          if (this.fill(burst[got]!, base + r.dataOff, r.caplen, r.sec, r.nsec)) {
+          if (this.fill(burst[got]!, base + r.dataOff, r.caplen)) {
+            this.stamp(burst[got]!, r.sec, r.nsec);
             bytes += r.caplen;
             got++;
           }
@@ -184,7 +186,7 @@ class PcapRxQueue implements RxQueue {
     const cursor = u32[w + REPLAY_W_CURSOR]!;
     const t = (u32[w + REPLAY_W_TABLE]! >>> 2) + cursor * (PCAP_REPLAY_ENTRY_SIZE >>> 2);
     const len = u32[t + REPLAY_ENTRY_W_CAPLEN]!;
-    const got = this.fill(burst[at]!, u32[t + REPLAY_ENTRY_W_DATA]!, len, u32[t + REPLAY_ENTRY_W_SEC]!, u32[t + REPLAY_ENTRY_W_NSEC]!) ? 1 : 0;
+    const got = this.fill(burst[at]!, u32[t + REPLAY_ENTRY_W_DATA]!, len) ? 1 : 0;
     u32[w + REPLAY_W_CURSOR] = cursor + 1 === u32[w + REPLAY_W_COUNT] ? 0 : cursor + 1;
     this.f64[d.stats + RXQ_PACKETS] += got;
     this.f64[d.stats + RXQ_BYTES] += got * len;
@@ -196,7 +198,7 @@ class PcapRxQueue implements RxQueue {
    * chaining more mbufs when they do not fit. @returns false when the pool ran
    * dry for a chain: the packet is dropped (counted as no-mbuf) and `h` stays free to reuse.
    */
-  private fill(h: number, src: number, len: number, sec: number, nsec: number): boolean {
+  private fill(h: number, src: number, len: number): boolean {
     const mb = this.mb;
     const room = this.room;
     let first = len < room ? len : room;
@@ -204,9 +206,6 @@ class PcapRxQueue implements RxQueue {
     mb.setDataLen(h, first);
     mb.setPktLen(h, first);
     mb.setPort(h, this.d.port);
-    storeNs(this.tsWords, 0, sec, nsec);
-    mb.setTimestamp(h, this.tsWords[0]!, this.tsWords[1]!);
-    mb.setOlFlags(h, mb.olFlags(h) | OlFlags.RX_TIMESTAMP);
     for (let done = first; done < len; done += first) {
       if (this.mp.allocBulk(this.seg, 1) === 0) {
         // Drop the packet, as DPDK's pcap rx does (err_mbuf): free the segments added, reuse `h`.
@@ -226,6 +225,14 @@ class PcapRxQueue implements RxQueue {
     return true;
   }
 
+  /** A streamed packet's capture timestamp into mbuf `h` (RX_TIMESTAMP). */
+  private stamp(h: number, sec: number, nsec: number): void {
+    const mb = this.mb;
+    storeNs(this.tsWords, 0, sec, nsec);
+    mb.setTimestamp(h, this.tsWords[0]!, this.tsWords[1]!);
+    mb.setOlFlags(h, mb.olFlags(h) | OlFlags.RX_TIMESTAMP);
+  }
+
   /** Closes this handle's file (each lcore that opens the queue has its own). */
   release(): void {
     this.reader?.close();
@@ -243,12 +250,20 @@ class PcapTxQueue implements TxQueue {
   private readonly f64: Float64Array;
   private readonly writer: PcapWriter | null;
   private readonly ts: Timestamp = { sec: 0, nsec: 0 };
+  /** The wall clock when the queue opened (seconds, nanoseconds) and CLOCK_MONOTONIC then: a sending time is those plus nowNs() since, read without allocating. */
+  private readonly wall0Sec: number;
+  private readonly wall0Nsec: number;
+  private readonly mono0: number;
 
   constructor(
     readonly heap: Heap,
     private readonly d: PcapTxDesc,
     writer?: PcapWriter,
   ) {
+    const wall = performance.timeOrigin + performance.now();
+    this.mono0 = nowNs();
+    this.wall0Sec = Math.floor(wall / 1000);
+    this.wall0Nsec = Math.floor((wall - this.wall0Sec * 1000) * 1e6);
     this.mb = new Mbufs(heap);
     this.u8 = heap.u8;
     this.f64 = heap.f64;
@@ -265,8 +280,9 @@ class PcapTxQueue implements TxQueue {
     let bytes = 0;
     if (w !== null && n > 0) {
       const mb = this.mb;
-      // The sending time, read once per burst and only when a packet has no rx timestamp:
-      // a clock read makes garbage on Node 20, which a replayed capture need never pay.
+      // The sending time, read once per burst and only when a packet has no rx timestamp
+      // (a replayed one has none): nowNs() allocates nothing with the native shim, where
+      // performance.now() makes a heap number a reading on Node 20.
       let nowSec = -1;
       let nowNsec = 0;
       for (let i = 0; i < n; i++) {
@@ -281,9 +297,10 @@ class PcapTxQueue implements TxQueue {
           nsec = this.ts.nsec;
         } else {
           if (nowSec < 0) {
-            const now = performance.timeOrigin + performance.now();
-            nowSec = Math.floor(now / 1000);
-            nowNsec = Math.floor((now - nowSec * 1000) * 1e6);
+            const t = this.wall0Nsec + (nowNs() - this.mono0);
+            const s = Math.floor(t / 1e9);
+            nowSec = this.wall0Sec + s;
+            nowNsec = Math.floor(t - s * 1e9);
           }
           sec = nowSec;
           nsec = nowNsec;
@@ -450,8 +467,6 @@ class PcapDriver implements EthDriver {
         const t = (table >>> 2) + i * (PCAP_REPLAY_ENTRY_SIZE >>> 2);
         u32[t + REPLAY_ENTRY_W_DATA] = data;
         u32[t + REPLAY_ENTRY_W_CAPLEN] = r.caplen;
-        u32[t + REPLAY_ENTRY_W_SEC] = r.sec;
-        u32[t + REPLAY_ENTRY_W_NSEC] = r.nsec;
         data += alignUp(r.caplen, CACHE_LINE);
       }
     } finally {

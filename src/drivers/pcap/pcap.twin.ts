@@ -6,11 +6,9 @@
  */
 import type { Heap } from '../../eal/heap.js';
 import { RXQ_BYTES, RXQ_PACKETS } from '../../ethdev/stats-layout.js';
-import { MBUF_WORD_SHIFT, OlFlags, W_OL_FLAGS, W_TIMESTAMP_LO } from '../../mem/mbuf-layout.js';
 import type { Mbufs } from '../../mem/mbuf.js';
 import type { Mempool } from '../../mem/mempool.js';
-import { storeNs } from '../../pcap/time.js';
-import { REPLAY_ENTRY_W_CAPLEN, REPLAY_ENTRY_W_DATA, REPLAY_ENTRY_W_NSEC, REPLAY_ENTRY_W_SEC, REPLAY_W_COUNT, REPLAY_W_CURSOR, REPLAY_W_PORT, REPLAY_W_ROOM, REPLAY_W_STATS, REPLAY_W_TABLE } from './pcap-layout.js';
+import { REPLAY_ENTRY_W_CAPLEN, REPLAY_ENTRY_W_DATA, REPLAY_W_COUNT, REPLAY_W_CURSOR, REPLAY_W_PORT, REPLAY_W_ROOM, REPLAY_W_STATS, REPLAY_W_TABLE } from './pcap-layout.js';
 
 export interface PcapOps {
   /** infinite_rx over freshly allocated mbufs, up to the first packet that needs a chain. @returns mbufs filled. */
@@ -52,7 +50,7 @@ class PcapTwin implements PcapOps {
     let bytes = 0;
     let i = 0;
     for (; i < n; i++) {
-      const t = table + (c << 2);
+      const t = table + (c << 1);
       const len = u32[t + REPLAY_ENTRY_W_CAPLEN]!;
       if (len > room) break;
       const h = u32[b + i]!;
@@ -61,9 +59,6 @@ class PcapTwin implements PcapOps {
       mb.setPktLen(h, len);
       mb.setDataLen(h, len);
       mb.setPort(h, port);
-      const r = h << MBUF_WORD_SHIFT;
-      storeNs(u32, r + W_TIMESTAMP_LO, u32[t + REPLAY_ENTRY_W_SEC]!, u32[t + REPLAY_ENTRY_W_NSEC]!);
-      u32[r + W_OL_FLAGS] = u32[r + W_OL_FLAGS]! | OlFlags.RX_TIMESTAMP;
       bytes += len;
       if (++c === count) c = 0;
     }
