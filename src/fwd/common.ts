@@ -22,15 +22,3 @@ export function transmit(ctx: FwdContext, fs: FwdStream, n: number): void {
     f64[fs.stats + FS_FWD_DROPPED] += n - sent;
   }
 }
-
-/** Keeps burst[i] where keep(i) holds, freeing the others, preserving order. @returns the new count. */
-export function compact(ctx: FwdContext, n: number, keep: (h: number) => boolean): number {
-  const burst = ctx.burst;
-  let k = 0;
-  for (let i = 0; i < n; i++) {
-    const h = burst[i]!;
-    if (keep(h)) burst[k++] = h;
-    else ctx.mb.free(h);
-  }
-  return k;
-}

@@ -13,6 +13,7 @@ export const FWDE_IP_DST: u32 = 24;
 export const FWDE_IP_VAR: u32 = 28;
 export const FWDE_FLOWS: u32 = 32;
 export const FWDE_FLOW: u32 = 36;
+export const FWDE_DROPS: u32 = 40;
 export const FWDE_F_VLAN: u32 = 1;
 export const FWDE_F_QINQ: u32 = 2;
 export const FWDE_F_MULTI_FLOW: u32 = 4;
@@ -38,4 +39,4 @@ export const FS_STAT_RX_BAD_IP_CSUM: u32 = 24;
 export const FS_STAT_RX_BAD_L4_CSUM: u32 = 32;
 export const FS_STAT_PROBE: u32 = 40;
 
-export const FWD_LAYOUT_ID: u32 = 0xba36799a;
+export const FWD_LAYOUT_ID: u32 = 0x39e5bf41;

@@ -5,7 +5,7 @@
  * One engine's settings in the heap, written once when the engine is made
  * (testpmd makes its engines at `start`, from its command line and `set`
  * commands): what the engine kernels (macswap.as.ts, mac.as.ts, 5tswap.as.ts,
- * csum.as.ts, txonly.as.ts, flowgen.as.ts) and their twins read at entry, as DPDK's engines
+ * csum.as.ts, txonly.as.ts, flowgen.as.ts, icmpecho.as.ts) and their twins read at entry, as DPDK's engines
  * read their globals. txonly's flow variable and flowgen's next flow are the
  * fields a burst writes.
  */
@@ -51,6 +51,10 @@ export const FWDE_W_FLOWS = 8;
 export const FWDE_FLOW = 36;
 /** FWDE_FLOW as a u32 index. */
 export const FWDE_W_FLOW = 9;
+/** icmpecho: heap offset of a burst the kernel leaves the packets it does not answer in, for the engine to free. (u32 at byte 40) */
+export const FWDE_DROPS = 40;
+/** FWDE_DROPS as a u32 index. */
+export const FWDE_W_DROPS = 10;
 /** Set vlanTci on every packet (VLAN insert offload; mac sets it whatever the offloads). */
 export const FWDE_F_VLAN = 1;
 /** Set vlanTciOuter on every packet (QinQ insert offload). */
@@ -64,8 +68,8 @@ export const FWDE_F_CSUM_NO_MAC = 8;
  * What one engine keeps per stream, beside its engine block: the stream's
  * Ethernet addresses as the packets carry them, its counters, and txonly's
  * header template (flowgen's too). Made the first time the engine forwards the
- * stream; the kernels of mac, csum, txonly and flowgen take this block, the
- * others the engine's.
+ * stream; the kernels of mac, csum, txonly, flowgen and icmpecho take this
+ * block, the others the engine's.
  */
 /** Bytes per fwdStream record. */
 export const FWD_STREAM_SIZE = 128;
@@ -129,4 +133,4 @@ export const FS_STAT_PROBE = 40;
 export const FS_PROBE = 5;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const FWD_LAYOUT_ID = 0xba36799a;
+export const FWD_LAYOUT_ID = 0x39e5bf41;

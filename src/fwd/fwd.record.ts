@@ -9,7 +9,7 @@ export default defineRecords(
 One engine's settings in the heap, written once when the engine is made
 (testpmd makes its engines at \`start\`, from its command line and \`set\`
 commands): what the engine kernels (macswap.as.ts, mac.as.ts, 5tswap.as.ts,
-csum.as.ts, txonly.as.ts, flowgen.as.ts) and their twins read at entry, as DPDK's engines
+csum.as.ts, txonly.as.ts, flowgen.as.ts, icmpecho.as.ts) and their twins read at entry, as DPDK's engines
 read their globals. txonly's flow variable and flowgen's next flow are the
 fields a burst writes.`,
     size: 64,
@@ -26,6 +26,7 @@ fields a burst writes.`,
       ipVar: { type: 'u32', at: 28, doc: "txonly: multi-flow's 8-bit flow variable, carried across bursts and streams." },
       flows: { type: 'u32', at: 32, doc: 'flowgen: how many flows the destination address walks (--flowgen-flows).' },
       flow: { type: 'u32', at: 36, doc: "flowgen: the next packet's flow (testpmd's per-lcore _next_flow), carried across bursts and streams." },
+      drops: { type: 'u32', at: 40, doc: "icmpecho: heap offset of a burst the kernel leaves the packets it does not answer in, for the engine to free." },
     },
     consts: {
       FWDE_F_VLAN: { value: 1, doc: 'Set vlanTci on every packet (VLAN insert offload; mac sets it whatever the offloads).' },
@@ -40,8 +41,8 @@ fields a burst writes.`,
 What one engine keeps per stream, beside its engine block: the stream's
 Ethernet addresses as the packets carry them, its counters, and txonly's
 header template (flowgen's too). Made the first time the engine forwards the
-stream; the kernels of mac, csum, txonly and flowgen take this block, the
-others the engine's.`,
+stream; the kernels of mac, csum, txonly, flowgen and icmpecho take this
+block, the others the engine's.`,
     size: 128,
     prefix: 'FWDS',
     index: { u32: 'FWDS_W' },

@@ -89,3 +89,28 @@ export function rig(opts: { poolSize?: number } = {}) {
   };
   return { heap, pool, ethdev, fs, ctx, mb, inject, collect, counter, counters, run, done };
 }
+
+/**
+ * One net_ring port looped on itself on a heap of `datapath`, and a stream
+ * that receives and sends on it: for an engine's kernel and its twin run on
+ * the same traffic, heap against heap.
+ */
+export function loopPort(datapath: 'wasm' | 'ts') {
+  const heap = Heap.create({ size: 16 << 20, datapath });
+  const pool = Mempool.create(heap, { name: 'pool', n: 512, cacheSize: 32 });
+  const ethdev = new Ethdev(heap, drivers);
+  portUp(ethdev, pool, ethdev.create('net_ring0'));
+  const mb = new Mbufs(heap);
+  const fs: FwdStream = {
+    rxPort: 0,
+    rxQueue: 0,
+    txPort: 0,
+    txQueue: 0,
+    rxq: ethdev.rxQueue(0, 0),
+    txq: ethdev.txQueue(0, 0),
+    stats: heap.reserve(64) >>> 3,
+    txMac: Uint8Array.of(2, 0, 0, 0, 0x10, 0),
+    peerMac: Uint8Array.of(2, 0, 0, 0, 0x20, 0),
+  };
+  return { heap, pool, ethdev, mb, fs };
+}

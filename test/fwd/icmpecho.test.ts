@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FS_RX_PACKETS, FS_TX_PACKETS } from '../../src/fwd/engine.js';
+import { FS_RX_PACKETS, FS_TX_PACKETS, defaultFwdConfig } from '../../src/fwd/engine.js';
+import { assertFull, assertSameHeaps } from '../helpers.js';
 import { icmpEcho } from '../../src/fwd/icmpecho.js';
 import { IPPROTO_ICMP, IPPROTO_UDP } from '../../src/net/headers.js';
 import { DST4, MAC_A, MAC_B, SRC4, assertIpv4Valid, be16, eth, ipv4, ipv6, payload, rd16, refCksum, udpSeg, vlanEth } from '../net/packets.js';
-import { rig } from './harness.js';
+import { loopPort, rig } from './harness.js';
 
 describe('icmpecho', () => {
   const echoRequest = (body: Uint8Array, dst = DST4) => eth(0x0800, ipv4(IPPROTO_ICMP, [8, 0, 0, 0, ...be16(0x1234), ...be16(7), ...body], SRC4, dst));
@@ -78,5 +79,79 @@ describe('icmpecho', () => {
     assert.equal(r.collect().length, 0);
     assert.deepEqual([r.counter(FS_RX_PACKETS), r.counter(FS_TX_PACKETS)], [4, 0]);
     r.done();
+  });
+
+  it('the kernel and its twin answer random traffic alike: the same replies, bytes, drops and order', () => {
+    let seed = 11;
+    const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff) >>> 8) % n;
+    // Requests and near-misses of each check the parse makes: the same list for both heaps.
+    const traffic: Uint8Array[] = [];
+    for (let i = 0; i < 600; i++) {
+      let p: Uint8Array;
+      switch (rand(11)) {
+        case 0: p = arpRequest(); break;
+        case 1: p = vlanEth(rand(4096), 0x0806, arpRequest().subarray(14)); break;
+        case 2: p = echoRequest(payload(rand(64), i), rand(3) === 0 ? [224 + rand(16), 0, 0, rand(256)] : DST4); break;
+        case 3: p = vlanEth(7, 0x0800, echoRequest(payload(rand(20), i)).subarray(14)); break;
+        case 4: {
+          // IHL 6 (a NOP option word), which the echo must find the ICMP header after.
+          const ip = ipv4(IPPROTO_ICMP, [8, 0, 0, 0, 0, 1, 0, 2, ...payload(rand(30), i)]);
+          const o = Uint8Array.from([0x46, ...ip.subarray(1, 20), 1, 1, 1, 1, ...ip.subarray(20)]);
+          o[3] = o[3]! + 4;
+          p = eth(0x0800, o);
+          break;
+        }
+        case 5: p = eth(0x0800, ipv4(IPPROTO_UDP, udpSeg(1, 2, payload(rand(30), i)))); break;
+        case 6: p = eth(0x86dd, ipv6(58, [128, 0, 0, 0, 0, 1, 0, 1])); break;
+        case 7: {
+          // A first fragment (MF set, offset 0): no reply to part of a datagram.
+          p = echoRequest(payload(rand(20), i));
+          p[20] = p[20]! | 0x20;
+          break;
+        }
+        case 8: {
+          // An IPv4 total length that leaves the ICMP header short of 8 bytes, in a frame long enough.
+          p = echoRequest(payload(rand(20), i));
+          p[17] = 20 + rand(8);
+          break;
+        }
+        default: p = rand(2) === 0 ? arpRequest() : echoRequest(payload(rand(40), i));
+      }
+      // Spoil one byte of the headers, or cut the frame short, now and then.
+      if (rand(4) === 0) {
+        const at = 12 + rand(40);
+        p = Uint8Array.from(p, (b, j) => (j === at ? b ^ (1 << rand(8)) : b));
+      }
+      if (rand(6) === 0) p = p.slice(0, rand(p.length + 1));
+      traffic.push(p);
+    }
+    const run = (datapath: 'wasm' | 'ts') => {
+      const { heap, pool, ethdev, mb, fs } = loopPort(datapath);
+      const engine = icmpEcho({ heap, mb, pool, burst: heap.burst(64), config: { ...defaultFwdConfig(), burst: 64 } });
+      const b = heap.burst(64);
+      const out: number[][] = [];
+      for (let at = 0; at < traffic.length; ) {
+        const n = Math.min(1 + rand(48), traffic.length - at);
+        assert.equal(pool.allocBulk(b, n), n);
+        for (let i = 0; i < n; i++) mb.write(b[i]!, traffic[at + i]!);
+        at += n;
+        ethdev.txBurst(0, 0, b, n);
+        engine.fwd(fs); // from the ring and its replies back into it
+        for (let got; (got = ethdev.rxBurst(0, 0, b, 64)) > 0; ) {
+          for (let i = 0; i < got; i++) out.push([...mb.read(b[i]!)]);
+          mb.freeBulk(b, got);
+        }
+      }
+      ethdev.close(0);
+      assertFull(pool);
+      return { heap, out };
+    };
+    seed = 5;
+    const w = run('wasm');
+    seed = 5;
+    const t = run('ts');
+    assert.ok(w.out.length > 150, `replies: ${w.out.length}`);
+    assert.deepEqual(w.out, t.out);
+    assertSameHeaps(w.heap, t.heap);
   });
 });

@@ -21,6 +21,7 @@ import type { MacswapVariant } from '../../src/fwd/variants.js';
 import { Mbufs } from '../../src/mem/mbuf.js';
 import { Mempool } from '../../src/mem/mempool.js';
 import { assertFull, assertSameHeaps, portUp } from '../helpers.js';
+import { loopPort } from './harness.js';
 import { eth, ipv4, ipv6, tcp, udp, vlanEth } from '../net/packets.js';
 
 const cases: [string, EngineFactory, MacswapVariant?][] = [
@@ -105,17 +106,12 @@ describe('flowgen kernel and twin at several lengths', () => {
   const lens = [42, 43, 58, 64, 299, 1518];
   it(`leaves the heap byte for byte as its twin does at ${lens.join(', ')} B`, () => {
     const run = (datapath: 'wasm' | 'ts') => {
-      const heap = Heap.create({ size: 16 << 20, datapath });
-      const pool = Mempool.create(heap, { name: 'pool', n: 512, cacheSize: 32 });
-      const ethdev = new Ethdev(heap, drivers);
-      portUp(ethdev, pool, ethdev.create('net_ring0'));
-      const mb = new Mbufs(heap);
+      const { heap, pool, ethdev, mb, fs } = loopPort(datapath);
       const b = heap.burst(64);
-      // Every buffer dirty first, so a byte the fill misses shows.
+      // Every buffer dirty first: the payload must stay as it was.
       const n = pool.allocBulk(b, 64);
       for (let i = 0; i < n; i++) heap.u8.fill(0xa5, mb.mtod(b[i]!), mb.mtod(b[i]!) + 1600);
       mb.freeBulk(b, n);
-      const fs: FwdStream = { rxPort: 0, rxQueue: 0, txPort: 0, txQueue: 0, rxq: ethdev.rxQueue(0, 0), txq: ethdev.txQueue(0, 0), stats: heap.reserve(64) >>> 3, txMac: Uint8Array.of(2, 0, 0, 0, 0x10, 0), peerMac: Uint8Array.of(2, 0, 0, 0, 0x20, 0) };
       for (const len of lens) {
         const config = { ...defaultFwdConfig(), burst: 7, txPkts: [len], flowgenFlows: 3 };
         const engine = flowgen({ heap, mb, pool, burst: heap.burst(512), config });
