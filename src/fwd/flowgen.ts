@@ -22,6 +22,7 @@
 import { ArgError } from '../errors.js';
 import { cksumAdd } from '../net/checksum.js';
 import { ETHER_HDR_LEN } from '../net/ether.js';
+import { IPV4_CKSUM_OFF, IPV4_DST_OFF, IPV4_HDR_LEN } from '../net/headers.js';
 import { engineBlock, streamBlocks } from './blocks.js';
 import { receive, transmit } from './common.js';
 import type { Mempool } from '../mem/mempool.js';
@@ -33,8 +34,8 @@ import { TXONLY_HDR_LEN, txonlyTemplate } from './txonly.js';
 /** Ethernet + IPv4 + UDP: the smallest packet flowgen can build. */
 const HDRS_LEN = TXONLY_HDR_LEN;
 /** The IPv4 header's checksum and destination in the packet. */
-const IP_CKSUM_AT = ETHER_HDR_LEN + 10;
-const IP_DST_AT = ETHER_HDR_LEN + 16;
+const IP_CKSUM_AT = ETHER_HDR_LEN + IPV4_CKSUM_OFF;
+const IP_DST_AT = ETHER_HDR_LEN + IPV4_DST_OFF;
 
 /**
  * Checks the packet shape and flow count flowgen would use (run by the
@@ -90,7 +91,7 @@ export function flowgen(ctx: FwdContext): FwdEngine {
     t.fill(0, IP_CKSUM_AT, IP_CKSUM_AT + 2);
     t.fill(0, IP_DST_AT, IP_DST_AT + 4);
     heap.u8.set(t, s + FWDS_TMPL);
-    u32[(s >>> 2) + FWDS_W_SUM_NO_DST] = cksumAdd(t, ETHER_HDR_LEN, 20, 0);
+    u32[(s >>> 2) + FWDS_W_SUM_NO_DST] = cksumAdd(t, ETHER_HDR_LEN, IPV4_HDR_LEN, 0);
   });
   const fill = flowgenOps(heap);
 
