@@ -54,6 +54,10 @@ if (filter.length === 0) {
 // parallel, node can drop a file's last verdicts on their way to the parent (nodejs/node#64833).
 // A file that failed still fails the run through its exit code, so the verdict holds; the
 // printed count is a lower bound and a failing test's name may be missing from the output.
+// By 2026-12-07 evening it was always the same cut: test/drivers/vhost.test.ts's reports stop
+// after its 30th test (net_stats=1, wasm) and its suite never reports done, in 3 of 4 full runs;
+// alone, with test/drivers/*, or with every file up to it, all 47 of its tests print.
+// Until that is understood, those 17 tests are not known to run in a full run: run the file alone.
 // --test-timeout: a test (or suite) still waiting after 15 minutes has hung; it fails, named,
 // rather than holding the run (the slowest suite takes about a minute on a loaded machine).
 const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', '--test-timeout=900000', ...files], { stdio: 'inherit' });
