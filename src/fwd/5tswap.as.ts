@@ -6,6 +6,10 @@ import { mtod } from '../mem/mbuf.as';
 import { MBUF_SHIFT, M_DATA_LEN, M_OL_FLAGS, M_TX_OFFLOAD } from '../mem/mbuf-layout.as';
 import {
   ETHER_HDR_LEN,
+  ETHER_TYPE_IPV4_LE,
+  ETHER_TYPE_IPV6_LE,
+  ETHER_TYPE_QINQ_LE,
+  ETHER_TYPE_VLAN_LE,
   IPV4_HDR_LEN,
   IPV4_HDR_OFFSET_MASK,
   IPV6_HDR_LEN,
@@ -16,13 +20,6 @@ import {
 } from '../net/headers.as';
 import { FWDE_KEEP_HI, FWDE_OL_HI } from './fwd-layout.as';
 import { olFlagsHi, vlanSet } from './tx-fields.as';
-
-// The EtherTypes as a little-endian u16 load of the wire's bytes reads them,
-// so the type is compared without swapping its bytes first.
-const IPV4_LE: u32 = 0x0008;
-const IPV6_LE: u32 = 0xdd86;
-const VLAN_LE: u32 = 0x0081;
-const QINQ_LE: u32 = 0xa888;
 
 /**
  * Swaps the addresses of the packet of `len` bytes at `p` as the 5tswap
@@ -37,21 +34,23 @@ function fiveTupleSwapOne(p: u32, len: u32): u32 {
   let t = <u32>load<u16>(p, 12);
   let l2Len = ETHER_HDR_LEN;
   // One test for "no tag" (each factor is 0 only for its type; the product fits 32 bits).
-  if ((t ^ VLAN_LE) * (t ^ QINQ_LE) == 0) {
+  // etherSkipTags makes the same test, but returns the type byte-swapped (its contract,
+  // which dpkit/as gives user kernels); keeping it as loaded here made 176 Mpps against 163.
+  if ((t ^ ETHER_TYPE_VLAN_LE) * (t ^ ETHER_TYPE_QINQ_LE) == 0) {
     const l2 = etherSkipTags(p, len);
     l2Len = l2 & 0xffff;
     t = <u32>bswap<u16>(<u16>(l2 >>> 16));
   }
   etherAddrSwap(p);
   // More tags than skipped or cut short, ARP, anything not IP: MACs only, l3Len 0.
-  if ((t ^ IPV4_LE) * (t ^ IPV6_LE) != 0) return l2Len;
+  if ((t ^ ETHER_TYPE_IPV4_LE) * (t ^ ETHER_TYPE_IPV6_LE) != 0) return l2Len;
 
   const l3 = p + l2Len;
   const room = len - l2Len;
   let l3Len: u32;
   let dgram: u32;
   let proto: u32;
-  if (t == IPV4_LE) {
+  if (t == ETHER_TYPE_IPV4_LE) {
     if (room < IPV4_HDR_LEN || load<u8>(l3) >> 4 != 4) return l2Len;
     l3Len = (<u32>load<u8>(l3) & 0x0f) << 2;
     const total = loadBe16(l3 + 2);

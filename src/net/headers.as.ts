@@ -8,9 +8,11 @@ export const ETHER_TYPE_IPV4: u32 = 0x0800;
 export const ETHER_TYPE_IPV6: u32 = 0x86dd;
 const ETHER_TYPE_VLAN: u32 = 0x8100;
 const ETHER_TYPE_QINQ: u32 = 0x88a8;
-/** The tag types as a little-endian u16 load of the wire's bytes reads them. */
-const VLAN_LE: u32 = 0x0081;
-const QINQ_LE: u32 = 0xa888;
+/** EtherTypes as a little-endian u16 load of the wire's bytes reads them (0x0800 is bytes 08 00): a kernel that loads the type itself compares it so, with no byte swap. */
+export const ETHER_TYPE_IPV4_LE: u32 = 0x0008;
+export const ETHER_TYPE_IPV6_LE: u32 = 0xdd86;
+export const ETHER_TYPE_VLAN_LE: u32 = 0x0081;
+export const ETHER_TYPE_QINQ_LE: u32 = 0xa888;
 const VLAN_HDR_LEN: u32 = 4;
 const MAX_VLAN_TAGS: u32 = 2;
 export const IPV4_HDR_LEN: u32 = 20;
@@ -76,7 +78,7 @@ export function etherSkipTags(p: u32, len: u32): u32 {
   // its type, and the product fits 32 bits), where the loop's condition is a
   // compare and branch per term in V8's code.
   const t = <u32>load<u16>(p, 12);
-  if ((t ^ VLAN_LE) * (t ^ QINQ_LE) != 0) return ETHER_HDR_LEN | (((t & 0xff) << 24) | ((t & 0xff00) << 8));
+  if ((t ^ ETHER_TYPE_VLAN_LE) * (t ^ ETHER_TYPE_QINQ_LE) != 0) return ETHER_HDR_LEN | (((t & 0xff) << 24) | ((t & 0xff00) << 8));
   let l2Len = ETHER_HDR_LEN;
   let type = loadBe16(p + 12);
   let tags: u32 = 0;

@@ -19,7 +19,7 @@ import { lpmEntry } from '../../lpm/lpm.as';
 import { LPM_NEXT_HOP_MASK, LPM_TBL24, LPM_TBL8, LPM_VALID } from '../../lpm/lpm-layout.as';
 import { lpm6Find } from '../../lpm/lpm6.as';
 import { LPM6_TBL24, LPM6_TBL8 } from '../../lpm/lpm6-layout.as';
-import { ETHER_HDR_LEN, IPV4_HDR_LEN, IPV6_HDR_LEN, loadBe16 } from '../../net/headers.as';
+import { ETHER_HDR_LEN, ETHER_TYPE_IPV4_LE, ETHER_TYPE_IPV6_LE, IPV4_HDR_LEN, IPV6_HDR_LEN, loadBe16 } from '../../net/headers.as';
 import {
   L3L_BAD_PACKETS,
   L3L_DROPS,
@@ -43,10 +43,6 @@ import {
   L3L_TX_BUF_LEN,
   L3L_TX_LEN,
 } from './l3fwd-layout.as';
-
-// The EtherTypes as a little-endian u16 load of the wire's bytes reads them.
-const IPV4_LE: u32 = 0x0008;
-const IPV6_LE: u32 = 0xdd86;
 
 /** is_valid_ipv4_pkt, the header checksum and the TTL: the IPv4 header at `ip` in a frame of `len` bytes may be forwarded. */
 // @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
@@ -124,10 +120,10 @@ function emHashes(s: u32, table: u32, table6: u32, burst: u32, lo: u32, hi: u32)
     const l2 = mtod(load<u32>(burst + (i << 2)) << MBUF_SHIFT);
     const type = <u32>load<u16>(l2, 12);
     let hash: u32 = 0;
-    if (type == IPV4_LE && table != 0) {
+    if (type == ETHER_TYPE_IPV4_LE && table != 0) {
       const k = emKey4(l2 + ETHER_HDR_LEN);
       hash = hashKey16(<u64>i64x2.extract_lane(k, 0), <u64>i64x2.extract_lane(k, 1), init);
-    } else if (type == IPV6_LE && table6 != 0) {
+    } else if (type == ETHER_TYPE_IPV6_LE && table6 != 0) {
       emKey6(l2 + ETHER_HDR_LEN, key6);
       hash = hashKeyAt(key6, 48, init6);
     }
@@ -167,10 +163,10 @@ export function l3fwdRoute(s: u32, burst: u32, n: u32): u32 {
       const len = <u32>load<u16>(r, M_DATA_LEN);
       const ip = l2 + ETHER_HDR_LEN;
       const type = len < ETHER_HDR_LEN ? 0 : <u32>load<u16>(l2, 12);
-      const v4 = type == IPV4_LE;
+      const v4 = type == ETHER_TYPE_IPV4_LE;
       const big = load<u32>(r, M_PKT_LEN) > maxLen;
       if (big) over++;
-      if (big || !(v4 ? l3fwdValidIpv4(ip, len) : type == IPV6_LE && l3fwdValidIpv6(ip, len))) {
+      if (big || !(v4 ? l3fwdValidIpv4(ip, len) : type == ETHER_TYPE_IPV6_LE && l3fwdValidIpv6(ip, len))) {
         store<u32>(drops + (nd << 2), h);
         nd++;
         continue;
