@@ -5,7 +5,7 @@
 import { mtod } from '../mem/mbuf.as';
 import { MBUF_SHIFT, M_VLAN_TCI, M_VLAN_TCI_OUTER } from '../mem/mbuf-layout.as';
 import { FWDE_FLOW, FWDE_FLOWS, FWDE_IP_DST, FWDE_OL_HI, FWDE_PKT_LEN, FWDE_VLAN, FWDE_VLAN_OUTER, FWDS_ENGINE, FWDS_SUM_NO_DST, FWDS_TMPL } from './fwd-layout.as';
-import { genFieldsSet } from './tx-fields.as';
+import { genAddrSet, genFieldsSet } from './tx-fields.as';
 
 /**
  * For each freshly allocated mbuf of the burst: its lengths and tx fields
@@ -40,12 +40,7 @@ export function flowgenFill(s: u32, lc: u32, burst: u32, n: u32): void {
     v128.store(p, t1, 16);
     store<u64>(p, t2, 32);
     store<u16>(p, t3, 40);
-    const dst = ipDst + flow;
-    store<u32>(p, bswap<u32>(dst), 30);
-    let sum = sumNoDst + (dst >>> 16) + (dst & 0xffff);
-    sum = (sum & 0xffff) + (sum >>> 16);
-    sum = (sum & 0xffff) + (sum >>> 16);
-    store<u16>(p, bswap<u16>(<u16>(~sum & 0xffff)), 24);
+    genAddrSet(p, 30, ipDst + flow, sumNoDst);
     flow++;
     flow = flow < flows ? flow : 0;
   }

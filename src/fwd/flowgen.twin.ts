@@ -19,7 +19,7 @@ import {
   FWDS_W_ENGINE,
   FWDS_W_SUM_NO_DST,
 } from './fwd-layout.js';
-import { TX_OFFLOAD_ETH_IPV4 } from './tx-fields.js';
+import { TX_OFFLOAD_ETH_IPV4, genAddrSet } from './tx-fields.js';
 import { TXONLY_HDR_LEN } from './txonly.js';
 
 /** The kernel when the heap has kernels, else the twin. */
@@ -59,12 +59,7 @@ export function flowgenFillTwin(heap: Heap): EngineKernel {
       u16[hh + H_VLAN_TCI_OUTER] = vlanOuter;
       const p = u32[r + W_BUF_ADDR]! + u16[hh + H_DATA_OFF]!;
       u8.set(tmpl, p);
-      const dst = (ipDst + flow) >>> 0;
-      dv.setUint32(p + 30, dst);
-      let sum = sumNoDst + (dst >>> 16) + (dst & 0xffff);
-      sum = (sum & 0xffff) + (sum >>> 16);
-      sum = (sum & 0xffff) + (sum >>> 16);
-      dv.setUint16(p + 24, ~sum & 0xffff);
+      genAddrSet(dv, p, 30, (ipDst + flow) >>> 0, sumNoDst);
       if (++flow >= flows) flow = 0;
     }
     u32[w + FWDE_W_FLOW] = flow;

@@ -1,4 +1,5 @@
-// The mbuf fields the engine kernels set (twin: tx-fields.ts).
+// What the engine kernels set on the way out: mbuf fields, and the
+// generators' varying header fields (twin: tx-fields.ts).
 import { MBUF_SHIFT, M_DATA_LEN, M_OL_FLAGS, M_OL_FLAGS_HI, M_PKT_LEN, M_TX_OFFLOAD, M_VLAN_TCI, M_VLAN_TCI_OUTER } from '../mem/mbuf-layout.as';
 import { FWDE_FLAGS, FWDE_F_QINQ, FWDE_F_VLAN, FWDE_VLAN, FWDE_VLAN_OUTER } from './fwd-layout.as';
 
@@ -51,4 +52,20 @@ export function genFieldsSet(r: u32, len: u32, olHi: u32): void {
   store<u32>(r, len, M_PKT_LEN);
   store<u32>(r, olHi, M_OL_FLAGS_HI);
   store<u32>(r, TX_OFFLOAD_ETH_IPV4, M_TX_OFFLOAD);
+}
+
+/**
+ * A generated packet's varying IPv4 address `addr` at `p + at` (the source,
+ * 26, or the destination, 30) and its header checksum at `p + 24`, finished
+ * from `sumWithout`: the template header's sum without that address and the
+ * checksum (txonly's multi-flow source, flowgen's destination).
+ */
+// @ts-ignore: decorator (AssemblyScript inlines it; TypeScript has no function decorators)
+@inline
+export function genAddrSet(p: u32, at: u32, addr: u32, sumWithout: u32): void {
+  store<u32>(p + at, bswap<u32>(addr));
+  let sum = sumWithout + (addr >>> 16) + (addr & 0xffff);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  store<u16>(p, bswap<u16>(<u16>(~sum & 0xffff)), 24);
 }

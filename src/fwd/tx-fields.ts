@@ -1,8 +1,9 @@
 /**
  * The mbuf fields testpmd's mac and macswap engines set on every packet
  * (macswap_common.h): offload flags from the tx port's VLAN/QinQ insert
- * offloads, the VLAN tags to insert, and l2/l3 lengths for the NIC
- * (in kernels: tx-fields.as.ts).
+ * offloads, the VLAN tags to insert, and l2/l3 lengths for the NIC; and
+ * the varying IPv4 address of txonly's and flowgen's headers with its
+ * checksum (in kernels: tx-fields.as.ts).
  */
 import { TxOffload } from '../ethdev/driver.js';
 import { ETHER_HDR_LEN } from '../net/ether.js';
@@ -23,3 +24,16 @@ export const KEEP_HI = OlFlagsHi.INDIRECT | OlFlagsHi.EXTERNAL;
 /** tx_offload word: l2_len = 14 (byte 0), l3_len = 20 (bytes 2..3), as mbuf_field_set; l4_len (byte 1) is kept. */
 export const TX_OFFLOAD_ETH_IPV4 = ETHER_HDR_LEN | (20 << 16);
 export const TX_OFFLOAD_KEEP = 0xff00;
+
+/**
+ * genAddrSet's twin (tx-fields.as.ts): the varying IPv4 address `addr` at
+ * `p + at` in `view` and the header checksum at `p + 24`, finished from
+ * `sumWithout`, the template header's sum without that address and the
+ * checksum (txonly's multi-flow source, flowgen's destination).
+ */
+export function genAddrSet(view: DataView, p: number, at: number, addr: number, sumWithout: number): void {
+  view.setUint32(p + at, addr);
+  let sum = sumWithout + (addr >>> 16) + (addr & 0xffff);
+  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
+  view.setUint16(p + 24, ~sum & 0xffff);
+}

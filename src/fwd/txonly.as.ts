@@ -20,7 +20,7 @@ import {
   FWDS_SUM_NO_SRC,
   FWDS_TMPL,
 } from './fwd-layout.as';
-import { genFieldsSet } from './tx-fields.as';
+import { genAddrSet, genFieldsSet } from './tx-fields.as';
 
 /**
  * For each freshly allocated mbuf of the burst: its lengths and tx fields,
@@ -61,11 +61,7 @@ export function txonlyFill(s: u32, lc: u32, burst: u32, n: u32): void {
     if (multiFlow) {
       const src = (ipDst | ((ipVar & 0xff) << 8)) + lcore;
       ipVar = (ipVar + 1) & 0xff;
-      store<u32>(p, bswap<u32>(src), 26);
-      let sum = sumNoSrc + (src >>> 16) + (src & 0xffff);
-      sum = (sum & 0xffff) + (sum >>> 16);
-      sum = (sum & 0xffff) + (sum >>> 16);
-      store<u16>(p, bswap<u16>(<u16>(~sum & 0xffff)), 24);
+      genAddrSet(p, 26, src, sumNoSrc);
     }
   }
   store<u32>(e, ipVar, FWDE_IP_VAR);

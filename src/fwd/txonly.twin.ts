@@ -23,7 +23,7 @@ import {
   FWDS_W_ENGINE,
   FWDS_W_SUM_NO_SRC,
 } from './fwd-layout.js';
-import { TX_OFFLOAD_ETH_IPV4 } from './tx-fields.js';
+import { TX_OFFLOAD_ETH_IPV4, genAddrSet } from './tx-fields.js';
 
 /** The kernel when the heap has kernels, else the twin. */
 export function txonlyOps(heap: Heap): EngineKernel {
@@ -48,10 +48,7 @@ export function txonlyWriteHeaders(view: DataView, p: number, words: Uint32Array
   view.setUint16(p + 40, words[10]!);
   if (!multiFlow) return ipVar;
   const src = ((ipDst | ((ipVar & 0xff) << 8)) + lcore) >>> 0;
-  view.setUint32(p + 26, src);
-  let sum = sumNoSrc + (src >>> 16) + (src & 0xffff);
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
-  view.setUint16(p + 24, ~sum & 0xffff);
+  genAddrSet(view, p, 26, src, sumNoSrc);
   return (ipVar + 1) & 0xff;
 }
 
