@@ -5,7 +5,7 @@ import { RXQ_STAT_BYTES, RXQ_STAT_PACKETS } from '../../ethdev/stats-layout.as';
 import { copyBytes } from '../../mem/copy.as';
 import { mtod } from '../../mem/mbuf.as';
 import { MBUF_SHIFT, M_DATA_LEN, M_PKT_LEN, M_PORT } from '../../mem/mbuf-layout.as';
-import { REPLAY_COUNT, REPLAY_CURSOR, REPLAY_ENTRY_CAPLEN, REPLAY_ENTRY_DATA, REPLAY_PORT, REPLAY_ROOM, REPLAY_STATS, REPLAY_TABLE } from './pcap-layout.as';
+import { PCAP_REPLAY_ENTRY_SIZE, REPLAY_COUNT, REPLAY_CURSOR, REPLAY_ENTRY_CAPLEN, REPLAY_ENTRY_DATA, REPLAY_PORT, REPLAY_ROOM, REPLAY_STATS, REPLAY_TABLE } from './pcap-layout.as';
 
 /**
  * infinite_rx: fills the mbufs `burst[0..n)` from the replay table, from the
@@ -24,7 +24,7 @@ export function pcapReplay(q: u32, lc: u32, burst: u32, n: u32): u32 {
   let bytes: u64 = 0;
   let i: u32 = 0;
   for (; i < n; i++) {
-    const t = table + (c << 3);
+    const t = table + c * PCAP_REPLAY_ENTRY_SIZE;
     const len = load<u32>(t, REPLAY_ENTRY_CAPLEN);
     if (len > room) break;
     const r = load<u32>(burst + (i << 2)) << MBUF_SHIFT;

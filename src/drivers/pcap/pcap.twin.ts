@@ -8,7 +8,7 @@ import type { Heap } from '../../eal/heap.js';
 import { RXQ_BYTES, RXQ_PACKETS } from '../../ethdev/stats-layout.js';
 import type { Mbufs } from '../../mem/mbuf.js';
 import type { Mempool } from '../../mem/mempool.js';
-import { REPLAY_ENTRY_W_CAPLEN, REPLAY_ENTRY_W_DATA, REPLAY_W_COUNT, REPLAY_W_CURSOR, REPLAY_W_PORT, REPLAY_W_ROOM, REPLAY_W_STATS, REPLAY_W_TABLE } from './pcap-layout.js';
+import { PCAP_REPLAY_ENTRY_SIZE, REPLAY_ENTRY_W_CAPLEN, REPLAY_ENTRY_W_DATA, REPLAY_W_COUNT, REPLAY_W_CURSOR, REPLAY_W_PORT, REPLAY_W_ROOM, REPLAY_W_STATS, REPLAY_W_TABLE } from './pcap-layout.js';
 
 export interface PcapOps {
   /** infinite_rx over freshly allocated mbufs, up to the first packet that needs a chain. @returns mbufs filled. */
@@ -50,7 +50,7 @@ class PcapTwin implements PcapOps {
     let bytes = 0;
     let i = 0;
     for (; i < n; i++) {
-      const t = table + (c << 1);
+      const t = table + c * (PCAP_REPLAY_ENTRY_SIZE >>> 2);
       const len = u32[t + REPLAY_ENTRY_W_CAPLEN]!;
       if (len > room) break;
       const h = u32[b + i]!;
