@@ -9,6 +9,7 @@ import {
   MEMIF_RING_HDR_SIZE,
   MDESC_LENGTH,
   MDESC_OFFSET,
+  MQ_D_BAD_DESC,
   MQ_NO_FD,
   MQ_W_DONE,
   MQ_W_NB_DONE,
@@ -74,6 +75,29 @@ describe('net_memif kernels and twins', () => {
     assert.ok(delivered > 50, `traffic flowed (${delivered} packets)`);
     a.mp.checkLeaks();
     b.mp.checkLeaks();
+  });
+
+  it("write a client's tx into the buffers it laid out, whatever the server rewrote into the C2S descriptors", () => {
+    for (const datapath of ['wasm', 'ts'] as const) {
+      const r = rig(datapath);
+      const ring = r.lb.rings[0];
+      const desc = (slot: number, field: number) => (ring + MEMIF_RING_HDR_SIZE + slot * MEMIF_DESC_SIZE + field) >>> 2;
+      const own = (slot: number) => r.heap.u32[desc(slot, MDESC_OFFSET)]!;
+      const buf0 = r.lb.base + own(0);
+      const buf5 = r.lb.base + own(5);
+      // A server that points slot 0 at slot 5's buffer and slot 1 past the region.
+      r.heap.u32[desc(0, MDESC_OFFSET)] = own(5);
+      r.heap.u32[desc(1, MDESC_OFFSET)] = r.lb.size - 8;
+      const bytes = [payload(1, 200), payload(2, 250)];
+      bytes.forEach((b, i) => (r.burst[i] = packet(r.mb, r.mp, b, 400)));
+      assert.equal(r.txOps.tx(r.q.cliTx, r.lc, r.burst.byteOffset, 2), 2, `${datapath}: both sent`);
+      r.mb.freeBulk(r.burst, 2);
+      assert.ok(Buffer.from(r.heap.u8.subarray(buf0, buf0 + 200)).equals(Buffer.from(bytes[0]!)), `${datapath}: slot 0's own buffer holds the packet`);
+      assert.ok(r.heap.u8.subarray(buf5, buf5 + BSIZE).every((x) => x === 0), `${datapath}: slot 5's buffer untouched`);
+      assert.equal(r.heap.f64[(r.q.cliTx >>> 3) + MQ_D_BAD_DESC], 0, `${datapath}: no bad descriptor counted`);
+      assert.equal(r.heap.u32[desc(1, MDESC_LENGTH)], 250, `${datapath}: slot 1's length written`);
+      r.mp.checkLeaks();
+    }
   });
 
   it('agree when rx runs short of mbufs for a burst or in the middle of a chain, and lose none', () => {

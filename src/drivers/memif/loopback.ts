@@ -67,6 +67,7 @@ export function memifLoopback(heap: Heap, pool: Mempool, opts: MemifLoopbackOpti
       u32[(d + MDESC_LENGTH) >>> 2] = opts.bsize;
     }
   });
+  // The client's tx knows where its C2S buffers are, as the driver's does (attachQueueRing's bufs).
   const queue = (ring: number, c2s: boolean, rx: boolean) => {
     const q = newQueueBlock(heap, {
       name: 'memif loopback',
@@ -76,7 +77,7 @@ export function memifLoopback(heap: Heap, pool: Mempool, opts: MemifLoopbackOpti
       c2s,
       regions: table,
     });
-    attachQueueRing(heap, q, ring, opts.log2, opts.bsize, MQ_NO_FD);
+    attachQueueRing(heap, q, ring, opts.log2, opts.bsize, MQ_NO_FD, c2s && !rx ? base + 2 * hdr : 0);
     return q;
   };
   const q = { cliTx: queue(rings[0], true, false), srvRx: queue(rings[0], true, true), srvTx: queue(rings[1], false, false), cliRx: queue(rings[1], false, true) };

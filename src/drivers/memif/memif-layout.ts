@@ -168,6 +168,10 @@ export const MQ_W_DONE_CAP = 20;
 export const MQ_CAP = 84;
 /** MQ_CAP as a u32 index. */
 export const MQ_W_CAP = 21;
+/** Tx on a ring this side laid out (a client's C2S ring, copy mode): heap address of slot 0's buffer, slot s's at bufs + (s & mask) * bsize. The ring's descriptors are not read back: their offsets are the peer's to rewrite, and their line is the peer's last read. 0: each descriptor's region and offset are read and checked. (u32 at byte 88) */
+export const MQ_BUFS = 88;
+/** MQ_BUFS as a u32 index. */
+export const MQ_W_BUFS = 22;
 /** The queue works a C2S ring (server rx, client tx); else S2C. */
 export const MQ_F_C2S = 1;
 /** Zero-copy: descriptors point at the queue's mbufs in region 0 (the heap's prefix). */
@@ -178,4 +182,4 @@ export const MEMIF_ZC_REFILL = 32;
 export const MQ_NO_FD = 0xffffffff;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const MEMIF_LAYOUT_ID = 0x5ed0e27c;
+export const MEMIF_LAYOUT_ID = 0x79ad44f8;

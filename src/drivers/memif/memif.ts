@@ -272,6 +272,8 @@ interface RingInfo {
   offset: number;
   log2: number;
   fd: number;
+  /** A ring this side laid out (client, copy mode): heap address of slot 0's buffer, the rest after it in slot order. */
+  bufs?: number;
 }
 
 class MemifDriver implements EthDriver, SocketMember {
@@ -464,7 +466,7 @@ class MemifDriver implements EthDriver, SocketMember {
         u32[(d + MDESC_OFFSET) >>> 2] = bufOff + (i * (1 << log2) + j) * bsize;
         u32[(d + MDESC_LENGTH) >>> 2] = bsize;
       }
-      const info: RingInfo = { region: 0, offset: i * hdr, log2, fd: eventfdCreate() };
+      const info: RingInfo = { region: 0, offset: i * hdr, log2, fd: eventfdCreate(), bufs: this.arena + bufOff + i * (1 << log2) * bsize };
       if (i < nC2s) this.c2s[i] = info;
       else this.s2c[i - nC2s] = info;
     }
@@ -614,7 +616,7 @@ class MemifDriver implements EthDriver, SocketMember {
       // A client posts its whole S2C ring at once (its descriptors hold bsize already), so the
       // server can send before the client's first rx burst.
       if (rx && !server && !this.cfg.zeroCopy) Atomics.store(u16, (at + MRING_HEAD) >>> 1, 1 << ring.log2);
-      attachQueueRing(this.heap, q, at, ring.log2, this.cfg.bsize, ring.fd);
+      attachQueueRing(this.heap, q, at, ring.log2, this.cfg.bsize, ring.fd, rx ? 0 : (ring.bufs ?? 0));
     };
     this.rxq.forEach((q, i) => open(q, server ? this.c2s[i] : this.s2c[i], true));
     this.txq.forEach((q, i) => open(q, server ? this.s2c[i] : this.c2s[i], false));

@@ -25,6 +25,7 @@ import {
   MQ_F_C2S,
   MQ_SEG,
   MQ_W_BSIZE,
+  MQ_W_BUFS,
   MQ_W_BUSY,
   MQ_W_CAP,
   MQ_W_DONE,
@@ -124,6 +125,11 @@ class MemifTwin extends QueueTwin implements MemifOps {
     const off = u32[(d + MDESC_OFFSET) >>> 2]!;
     if (off + len > u32[e + 1]!) return 0;
     return u32[e]! + off;
+  }
+
+  /** txBuf: slot `slot`'s buffer where this side put it (`own`), else where descriptor `d` says, checked. */
+  private txBuf(own: number, slot: number, mask: number, bsize: number, regions: number, d: number, cap: number): number {
+    return own !== 0 ? own + (slot & mask) * bsize : this.bufAt(regions, d, cap);
   }
 
   private fault(q: number): void {
@@ -276,6 +282,7 @@ class MemifTwin extends QueueTwin implements MemifOps {
     const regions = u32[w + MQ_W_REGIONS]!;
     const descs = ring + MRING_DESC;
     const bsize = u32[w + MQ_W_BSIZE]!;
+    const own = u32[w + MQ_W_BUFS]!;
     let slot: number;
     let free: number;
     if (c2s) {
@@ -298,7 +305,7 @@ class MemifTwin extends QueueTwin implements MemifOps {
       const firstFree = free;
       let d = descs + ((slot & mask) << 4);
       let cap = c2s ? bsize : u32[(d + MDESC_LENGTH) >>> 2]!;
-      let dst = this.bufAt(regions, d, cap);
+      let dst = this.txBuf(own, slot, mask, bsize, regions, d, cap);
       if (dst === 0) {
         bad = true;
         break;
@@ -321,7 +328,7 @@ class MemifTwin extends QueueTwin implements MemifOps {
             free--;
             d = descs + ((slot & mask) << 4);
             cap = c2s ? bsize : u32[(d + MDESC_LENGTH) >>> 2]!;
-            dst = this.bufAt(regions, d, cap);
+            dst = this.txBuf(own, slot, mask, bsize, regions, d, cap);
             if (dst === 0) {
               bad = true;
               break;

@@ -13,6 +13,7 @@ import {
   MQ_F_ZC,
   MQ_NO_FD,
   MQ_W_BSIZE,
+  MQ_W_BUFS,
   MQ_W_CAP,
   MQ_W_DONE,
   MQ_W_DONE_CAP,
@@ -108,15 +109,18 @@ export function setQueuePool(heap: Heap, q: number, pool: Mempool): void {
 /**
  * Gives block `q` the ring at heap offset `ring` (2^log2 slots of `bsize`
  * bytes; `intFd` the eventfd its peer wants kicked, or MQ_NO_FD), its own
- * indices from 0. The ring is stored last, with release: a kernel that sees it
- * sees the rest.
+ * indices from 0. `bufs`: for a tx queue on a ring this side laid out, the
+ * heap address of slot 0's buffer (the rest follow in slot order), so the tx
+ * kernel need not read the descriptors back; 0 otherwise. The ring is stored
+ * last, with release: a kernel that sees it sees the rest.
  */
-export function attachQueueRing(heap: Heap, q: number, ring: number, log2: number, bsize: number, intFd: number): void {
+export function attachQueueRing(heap: Heap, q: number, ring: number, log2: number, bsize: number, intFd: number, bufs = 0): void {
   const u32 = heap.u32;
   const w = q >>> 2;
   u32[w + MQ_W_MASK] = (1 << log2) - 1;
   u32[w + MQ_W_LAST] = 0;
   u32[w + MQ_W_BSIZE] = bsize;
+  u32[w + MQ_W_BUFS] = bufs;
   u32[w + MQ_W_INT_FD] = intFd;
   u32[w + MQ_W_FAULT] = 0;
   u32[w + MQ_W_HEAD] = 0;
