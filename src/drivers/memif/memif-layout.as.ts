@@ -51,9 +51,10 @@ export const MQ_NB_DONE: u32 = 76;
 export const MQ_DONE_CAP: u32 = 80;
 export const MQ_CAP: u32 = 84;
 export const MQ_BUFS: u32 = 88;
+export const MQ_PEER: u32 = 92;
 export const MQ_F_C2S: u32 = 1;
 export const MQ_F_ZC: u32 = 2;
 export const MEMIF_ZC_REFILL: u32 = 32;
 export const MQ_NO_FD: u32 = 0xffffffff;
 
-export const MEMIF_LAYOUT_ID: u32 = 0x79ad44f8;
+export const MEMIF_LAYOUT_ID: u32 = 0x81f6ff6a;

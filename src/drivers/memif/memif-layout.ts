@@ -172,6 +172,10 @@ export const MQ_W_CAP = 21;
 export const MQ_BUFS = 88;
 /** MQ_BUFS as a u32 index. */
 export const MQ_W_BUFS = 22;
+/** Tx: the peer's index (tail on C2S, head on S2C) as last read, a u16 counter. It only moves forward, so free slots counted from it are never too many; the tx kernel reads the ring's copy (a line the peer writes) only when they are fewer than the burst. (u32 at byte 92) */
+export const MQ_PEER = 92;
+/** MQ_PEER as a u32 index. */
+export const MQ_W_PEER = 23;
 /** The queue works a C2S ring (server rx, client tx); else S2C. */
 export const MQ_F_C2S = 1;
 /** Zero-copy: descriptors point at the queue's mbufs in region 0 (the heap's prefix). */
@@ -182,4 +186,4 @@ export const MEMIF_ZC_REFILL = 32;
 export const MQ_NO_FD = 0xffffffff;
 
 /** Hash of this file's constants; the kernels export theirs as `layout…` (test/eal/layout.test.ts compares). */
-export const MEMIF_LAYOUT_ID = 0x79ad44f8;
+export const MEMIF_LAYOUT_ID = 0x81f6ff6a;

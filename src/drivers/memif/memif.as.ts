@@ -37,6 +37,7 @@ import {
   MQ_KICK,
   MQ_LAST,
   MQ_MASK,
+  MQ_PEER,
   MQ_NB_DONE,
   MQ_POOL,
   MQ_PORT,
@@ -252,6 +253,13 @@ function rxCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
  * the server had just read the line; the memif study at 1518 B); else where
  * the descriptor says, checked.
  */
+/** Free tx slots: on C2S the ring less what head is ahead of tail, on S2C what head (posted) is ahead of tail. */
+// @ts-ignore: decorator
+@inline
+function txFree(c2s: bool, mask: u32, slot: u32, peer: u32): u32 {
+  return c2s ? mask + 1 - ((slot - peer) & 0xffff) : (peer - slot) & 0xffff;
+}
+
 // @ts-ignore: decorator
 @inline
 function txBuf(own: u32, slot: u32, mask: u32, bsize: u32, regions: u32, d: u32, cap: u32): u32 {
@@ -277,14 +285,14 @@ function txCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
   const descs = ring + MRING_DESC;
   const bsize = load<u32>(q, MQ_BSIZE);
   const own = load<u32>(q, MQ_BUFS);
-  let slot: u32;
-  let free: u32;
-  if (c2s) {
-    slot = <u32>atomic.load<u16>(ring + MRING_HEAD);
-    free = mask + 1 - ((slot - <u32>atomic.load<u16>(ring + MRING_TAIL)) & 0xffff);
-  } else {
-    slot = <u32>atomic.load<u16>(ring + MRING_TAIL);
-    free = (<u32>atomic.load<u16>(ring + MRING_HEAD) - slot) & 0xffff;
+  let slot = <u32>atomic.load<u16>(ring + (c2s ? MRING_HEAD : MRING_TAIL));
+  // The peer's index as last read first: only when it leaves fewer free slots than the burst
+  // is the ring's copy read again (its line is the peer's to write: a miss each time).
+  let free = txFree(c2s, mask, slot, load<u32>(q, MQ_PEER));
+  if (free < n || free > mask + 1) {
+    const peer = <u32>atomic.load<u16>(ring + (c2s ? MRING_TAIL : MRING_HEAD));
+    store<u32>(q, peer, MQ_PEER);
+    free = txFree(c2s, mask, slot, peer);
   }
   if (free > mask + 1) {
     fault(q); // the peer moved its index past the ring

@@ -36,6 +36,7 @@ import {
   MQ_W_KICK,
   MQ_W_LAST,
   MQ_W_MASK,
+  MQ_W_PEER,
   MQ_W_NB_DONE,
   MQ_W_PORT,
   MQ_W_REGIONS,
@@ -69,6 +70,11 @@ export interface MemifOps {
  * pool (null on a tx queue): a debug pool keeps rx on the twins, whose pool
  * calls do its checks.
  */
+/** txFree: free tx slots, counted from the peer's index `peer`. */
+function txFree(c2s: boolean, mask: number, slot: number, peer: number): number {
+  return c2s ? mask + 1 - ((slot - peer) & 0xffff) : (peer - slot) & 0xffff;
+}
+
 export function memifOps(heap: Heap, mb: Mbufs, mp: Mempool | null): MemifOps {
   const copy = queueOps(heap, mp, 'memifRx', 'memifTx', () => new MemifTwin(heap, mb, mp));
   if (copy instanceof MemifTwin) return copy;
@@ -283,14 +289,12 @@ class MemifTwin extends QueueTwin implements MemifOps {
     const descs = ring + MRING_DESC;
     const bsize = u32[w + MQ_W_BSIZE]!;
     const own = u32[w + MQ_W_BUFS]!;
-    let slot: number;
-    let free: number;
-    if (c2s) {
-      slot = Atomics.load(u16, (ring + MRING_HEAD) >>> 1);
-      free = mask + 1 - ((slot - Atomics.load(u16, (ring + MRING_TAIL) >>> 1)) & 0xffff);
-    } else {
-      slot = Atomics.load(u16, (ring + MRING_TAIL) >>> 1);
-      free = (Atomics.load(u16, (ring + MRING_HEAD) >>> 1) - slot) & 0xffff;
+    let slot = Atomics.load(u16, (ring + (c2s ? MRING_HEAD : MRING_TAIL)) >>> 1);
+    let free = txFree(c2s, mask, slot, u32[w + MQ_W_PEER]!);
+    if (free < n || free > mask + 1) {
+      const peer = Atomics.load(u16, (ring + (c2s ? MRING_TAIL : MRING_HEAD)) >>> 1);
+      u32[w + MQ_W_PEER] = peer;
+      free = txFree(c2s, mask, slot, peer);
     }
     if (free > mask + 1 || free < 0) {
       this.fault(q);

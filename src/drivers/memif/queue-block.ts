@@ -23,6 +23,7 @@ import {
   MQ_W_INT_FD,
   MQ_W_LAST,
   MQ_W_MASK,
+  MQ_W_PEER,
   MQ_W_POOL,
   MQ_W_PORT,
   MQ_W_REGIONS,
@@ -121,6 +122,7 @@ export function attachQueueRing(heap: Heap, q: number, ring: number, log2: numbe
   u32[w + MQ_W_LAST] = 0;
   u32[w + MQ_W_BSIZE] = bsize;
   u32[w + MQ_W_BUFS] = bufs;
+  u32[w + MQ_W_PEER] = 0;
   u32[w + MQ_W_INT_FD] = intFd;
   u32[w + MQ_W_FAULT] = 0;
   u32[w + MQ_W_HEAD] = 0;
