@@ -18,6 +18,7 @@ import {
   MQ_W_STATS,
   MRING_COOKIE,
   MRING_FLAGS,
+  MRING_HEAD,
 } from '../../src/drivers/memif/memif-layout.js';
 import { RXQ_NOMBUF } from '../../src/ethdev/stats-layout.js';
 import { Heap } from '../../src/eal/heap.js';
@@ -96,6 +97,26 @@ describe('net_memif kernels and twins', () => {
       assert.ok(r.heap.u8.subarray(buf5, buf5 + BSIZE).every((x) => x === 0), `${datapath}: slot 5's buffer untouched`);
       assert.equal(r.heap.f64[(r.q.cliTx >>> 3) + MQ_D_BAD_DESC], 0, `${datapath}: no bad descriptor counted`);
       assert.equal(r.heap.u32[desc(1, MDESC_LENGTH)], 250, `${datapath}: slot 1's length written`);
+      r.mp.checkLeaks();
+    }
+  });
+
+  it('deliver a chain whose last slot the peer publishes after rx has seen its first ones', () => {
+    for (const datapath of ['wasm', 'ts'] as const) {
+      const r = rig(datapath);
+      const head = (r.lb.rings[0] + MRING_HEAD) >>> 1;
+      const bytes = [payload(7, 100), payload(8, 2 * BSIZE + 88)]; // one slot, then a chain of three
+      bytes.forEach((b, i) => (r.burst[i] = packet(r.mb, r.mp, b, 400)));
+      assert.equal(r.txOps.tx(r.q.cliTx, r.lc, r.burst.byteOffset, 2), 2);
+      r.mb.freeBulk(r.burst, 2);
+      r.heap.u16[head] = 3; // the chain's last slot not yet published
+      assert.equal(r.rxOps.rx(r.q.srvRx, r.lc, r.burst.byteOffset, 1), 1, `${datapath}: the one-slot packet`);
+      r.mb.freeBulk(r.burst, 1);
+      assert.equal(r.rxOps.rx(r.q.srvRx, r.lc, r.burst.byteOffset, 1), 0, `${datapath}: the chain waits for its last slot`);
+      r.heap.u16[head] = 4;
+      assert.equal(r.rxOps.rx(r.q.srvRx, r.lc, r.burst.byteOffset, 1), 1, `${datapath}: the chain, once published`);
+      assert.ok(Buffer.from(r.mb.read(r.burst[0]!)).equals(Buffer.from(bytes[1]!)), `${datapath}: its bytes`);
+      r.mb.freeBulk(r.burst, 1);
       r.mp.checkLeaks();
     }
   });

@@ -98,7 +98,14 @@ function rxCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
   const port = load<u32>(q, MQ_PORT);
   const stats = load<u32>(q, MQ_STATS);
   let cur = load<u32>(q, MQ_LAST);
-  let avail = ((c2s ? <u32>atomic.load<u16>(ring + MRING_HEAD) : <u32>atomic.load<u16>(ring + MRING_TAIL)) - cur) & 0xffff;
+  // The producer's index as last read first: read again (a line the peer writes) only when
+  // fewer than the burst are known to be there.
+  let avail = (load<u32>(q, MQ_PEER) - cur) & 0xffff;
+  if (avail < n || avail > mask + 1) {
+    const peer = <u32>atomic.load<u16>(ring + (c2s ? MRING_HEAD : MRING_TAIL));
+    store<u32>(q, peer, MQ_PEER);
+    avail = (peer - cur) & 0xffff;
+  }
   if (avail > mask + 1) {
     fault(q); // the peer moved its index past the ring
     avail = 0;
@@ -152,7 +159,10 @@ function rxCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
       k++;
     }
     if (more) {
-      if (avail <= mask) break; // the rest of the chain is not there yet
+      if (avail <= mask) {
+        store<u32>(q, cur & 0xffff, MQ_PEER); // the chain may go on past the index as last read: read it next time
+        break; // the rest of the chain is not there yet
+      }
       ok = false; // a chain as long as the ring never ends
     }
     const segs = total == 0 ? 1 : (total + <u64>cap - 1) / <u64>cap;

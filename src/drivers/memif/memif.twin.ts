@@ -157,7 +157,12 @@ class MemifTwin extends QueueTwin implements MemifOps {
     const port = u32[w + MQ_W_PORT]!;
     const stats = u32[w + MQ_W_STATS]! >>> 3;
     let cur = u32[w + MQ_W_LAST]!;
-    let avail = ((c2s ? Atomics.load(u16, (ring + MRING_HEAD) >>> 1) : Atomics.load(u16, (ring + MRING_TAIL) >>> 1)) - cur) & 0xffff;
+    let avail = (u32[w + MQ_W_PEER]! - cur) & 0xffff;
+    if (avail < n || avail > mask + 1) {
+      const peer = Atomics.load(u16, (ring + (c2s ? MRING_HEAD : MRING_TAIL)) >>> 1);
+      u32[w + MQ_W_PEER] = peer;
+      avail = (peer - cur) & 0xffff;
+    }
     if (avail > mask + 1) {
       this.fault(q);
       avail = 0;
@@ -186,7 +191,10 @@ class MemifTwin extends QueueTwin implements MemifOps {
         k++;
       }
       if (more) {
-        if (avail <= mask) break;
+        if (avail <= mask) {
+          u32[w + MQ_W_PEER] = cur & 0xffff;
+          break;
+        }
         ok = false;
       }
       const segs = total === 0 ? 1 : Math.ceil(total / cap);
