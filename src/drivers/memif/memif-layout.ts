@@ -172,7 +172,7 @@ export const MQ_W_CAP = 21;
 export const MQ_BUFS = 88;
 /** MQ_BUFS as a u32 index. */
 export const MQ_W_BUFS = 22;
-/** The peer's index as last read, a u16 counter: on tx the consumer's (tail on C2S, head on S2C), on rx the producer's (head on C2S, tail on S2C). It only moves forward, so free slots or waiting packets counted from it are never too many; a kernel reads the ring's copy (a line the peer writes: a miss) only when they are fewer than the burst, or rx stopped at a chain that may go on past it. (u32 at byte 92) */
+/** The peer's index as last read, a u16 counter: on tx the consumer's (tail on C2S, head on S2C), on rx the producer's (head on C2S, tail on S2C). It only moves forward, so free slots or waiting packets counted from it are never too many; a kernel reads the ring's copy (a line the peer writes: a miss) only when they are fewer than the burst, and again when they run out before the burst is done (chains take more slots than packets). (u32 at byte 92) */
 export const MQ_PEER = 92;
 /** MQ_PEER as a u32 index. */
 export const MQ_W_PEER = 23;

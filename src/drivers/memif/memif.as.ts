@@ -37,8 +37,8 @@ import {
   MQ_KICK,
   MQ_LAST,
   MQ_MASK,
-  MQ_PEER,
   MQ_NB_DONE,
+  MQ_PEER,
   MQ_POOL,
   MQ_PORT,
   MQ_REGIONS,
@@ -78,6 +78,22 @@ function fault(q: u32): void {
 }
 
 /**
+ * Reads the producer's index at `at` (rx: head on C2S, tail on S2C), keeps it
+ * as the queue's peer, and returns the slots waiting from `cur`; a peer that
+ * moved it past the ring is counted and gives none.
+ */
+// @ts-ignore: decorator
+@inline
+function peerAvail(q: u32, at: u32, cur: u32, mask: u32): u32 {
+  const peer = <u32>atomic.load<u16>(at);
+  store<u32>(q, peer, MQ_PEER);
+  const avail = (peer - cur) & 0xffff;
+  if (avail <= mask + 1) return avail;
+  fault(q); // the peer moved its index past the ring
+  return 0;
+}
+
+/**
  * eth_memif_rx: up to `n` packets from the ring into mbufs of the queue's
  * pool, stamped with the port; then, on a C2S ring, tail moved past them
  * (release), and on an S2C ring every free slot posted again with the
@@ -98,18 +114,11 @@ function rxCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
   const port = load<u32>(q, MQ_PORT);
   const stats = load<u32>(q, MQ_STATS);
   let cur = load<u32>(q, MQ_LAST);
-  // The producer's index as last read first: read again (a line the peer writes) only when
-  // fewer than the burst are known to be there.
+  // The producer's index as last read first: read again (a line the peer writes) only when it
+  // shows fewer slots than the burst, or when they run out before the burst is done (chains).
   let avail = (load<u32>(q, MQ_PEER) - cur) & 0xffff;
-  if (avail < n || avail > mask + 1) {
-    const peer = <u32>atomic.load<u16>(ring + (c2s ? MRING_HEAD : MRING_TAIL));
-    store<u32>(q, peer, MQ_PEER);
-    avail = (peer - cur) & 0xffff;
-  }
-  if (avail > mask + 1) {
-    fault(q); // the peer moved its index past the ring
-    avail = 0;
-  }
+  let fresh = avail < n || avail > mask + 1;
+  if (fresh) avail = peerAvail(q, ring + (c2s ? MRING_HEAD : MRING_TAIL), cur, mask);
   // Heads for the whole burst in one allocation, as DPDK's eth_memif_rx takes
   // them (one pool call a packet was 8 % of the server's time at 1518 B); the
   // unused go back at the end. A pool too low for the burst still gives one.
@@ -122,7 +131,13 @@ function rxCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
   }
   let got: u32 = 0;
   let bytes: u64 = 0;
-  while (avail > 0 && got < have) {
+  while (got < have) {
+    if (avail == 0) {
+      if (fresh) break;
+      avail = peerAvail(q, ring + (c2s ? MRING_HEAD : MRING_TAIL), cur, mask);
+      fresh = true;
+      if (avail == 0) break;
+    }
     const d0 = descs + ((cur & mask) << 4);
     const len0 = load<u32>(d0, MDESC_LENGTH);
     if ((load<u16>(d0, MDESC_FLAGS) & MEMIF_DESC_FLAG_NEXT) == 0 && len0 <= cap) {
@@ -160,8 +175,10 @@ function rxCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
     }
     if (more) {
       if (avail <= mask) {
-        store<u32>(q, cur & 0xffff, MQ_PEER); // the chain may go on past the index as last read: read it next time
-        break; // the rest of the chain is not there yet
+        if (fresh) break; // the rest of the chain is not there yet
+        avail = peerAvail(q, ring + (c2s ? MRING_HEAD : MRING_TAIL), cur, mask); // it may be past the index as last read
+        fresh = true;
+        continue;
       }
       ok = false; // a chain as long as the ring never ends
     }
@@ -256,13 +273,6 @@ function rxCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
   return got;
 }
 
-/**
- * The buffer of tx slot `slot` (descriptor `d`, `cap` bytes): on a ring this
- * side laid out (`own`, the queue's bufs) where it put it, as the peer's copy
- * of the offset is not read back (on the client's C2S ring that load missed:
- * the server had just read the line; the memif study at 1518 B); else where
- * the descriptor says, checked.
- */
 /** Free tx slots: on C2S the ring less what head is ahead of tail, on S2C what head (posted) is ahead of tail. */
 // @ts-ignore: decorator
 @inline
@@ -270,6 +280,29 @@ function txFree(c2s: bool, mask: u32, slot: u32, peer: u32): u32 {
   return c2s ? mask + 1 - ((slot - peer) & 0xffff) : (peer - slot) & 0xffff;
 }
 
+/**
+ * Reads the consumer's index at `at` (tx: tail on C2S, head on S2C), keeps it
+ * as the queue's peer, and returns the free slots from `slot`; a peer that
+ * moved it past the ring is counted and gives none.
+ */
+// @ts-ignore: decorator
+@inline
+function peerFree(q: u32, at: u32, c2s: bool, mask: u32, slot: u32): u32 {
+  const peer = <u32>atomic.load<u16>(at);
+  store<u32>(q, peer, MQ_PEER);
+  const free = txFree(c2s, mask, slot, peer);
+  if (free <= mask + 1) return free;
+  fault(q); // the peer moved its index past the ring
+  return 0;
+}
+
+/**
+ * The buffer of tx slot `slot` (descriptor `d`, `cap` bytes): on a ring this
+ * side laid out (`own`, the queue's bufs) where it put it, the peer's copy of
+ * the offset not read back (on the client's C2S ring that load missed: the
+ * server had just read the line; docs/benchmarks.md, memif at 1518 B); else
+ * where the descriptor says, checked.
+ */
 // @ts-ignore: decorator
 @inline
 function txBuf(own: u32, slot: u32, mask: u32, bsize: u32, regions: u32, d: u32, cap: u32): u32 {
@@ -296,22 +329,23 @@ function txCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
   const bsize = load<u32>(q, MQ_BSIZE);
   const own = load<u32>(q, MQ_BUFS);
   let slot = <u32>atomic.load<u16>(ring + (c2s ? MRING_HEAD : MRING_TAIL));
-  // The peer's index as last read first: only when it leaves fewer free slots than the burst
-  // is the ring's copy read again (its line is the peer's to write: a miss each time).
+  // The peer's index as last read first: the ring's copy (a line the peer writes: a miss each
+  // time) is read again only when that shows fewer free slots than the burst, or when they run
+  // out before the burst is done (chains).
+  const peerAt = ring + (c2s ? MRING_TAIL : MRING_HEAD);
   let free = txFree(c2s, mask, slot, load<u32>(q, MQ_PEER));
-  if (free < n || free > mask + 1) {
-    const peer = <u32>atomic.load<u16>(ring + (c2s ? MRING_TAIL : MRING_HEAD));
-    store<u32>(q, peer, MQ_PEER);
-    free = txFree(c2s, mask, slot, peer);
-  }
-  if (free > mask + 1) {
-    fault(q); // the peer moved its index past the ring
-    free = 0;
-  }
+  let fresh = free < n || free > mask + 1;
+  if (fresh) free = peerFree(q, peerAt, c2s, mask, slot);
   let sent: u32 = 0;
   let bytes: u64 = 0;
   let bad = false;
-  while (sent < n && free > 0 && !bad) {
+  while (sent < n && !bad) {
+    if (free == 0) {
+      if (fresh) break;
+      free = peerFree(q, peerAt, c2s, mask, slot);
+      fresh = true;
+      if (free == 0) break;
+    }
     const first = slot;
     const firstFree = free;
     let d = descs + ((slot & mask) << 4);
@@ -368,6 +402,13 @@ function txCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
       }
       const next = load<u32>(m, M_NEXT);
       m = next << MBUF_SHIFT;
+    }
+    if (full && !bad && !fresh) {
+      // The packet did not fit the slots as last counted: count them again and retry it.
+      slot = first;
+      free = peerFree(q, peerAt, c2s, mask, slot);
+      fresh = true;
+      continue;
     }
     if (full || bad) {
       slot = first;

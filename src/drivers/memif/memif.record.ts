@@ -112,7 +112,7 @@ bookkeeping.`,
       doneCap: { type: 'u32', at: 80, doc: 'Zero-copy tx: capacity of `done`, in handles.' },
       cap: { type: 'u32', at: 84, doc: "Zero-copy rx: the length posted with each buffer (the pool's data room)." },
       bufs: { type: 'u32', at: 88, doc: "Tx on a ring this side laid out (a client's C2S ring, copy mode): heap address of slot 0's buffer, slot s's at bufs + (s & mask) * bsize. The ring's descriptors are not read back: their offsets are the peer's to rewrite, and their line is the peer's last read. 0: each descriptor's region and offset are read and checked." },
-      peer: { type: 'u32', at: 92, doc: "The peer's index as last read, a u16 counter: on tx the consumer's (tail on C2S, head on S2C), on rx the producer's (head on C2S, tail on S2C). It only moves forward, so free slots or waiting packets counted from it are never too many; a kernel reads the ring's copy (a line the peer writes: a miss) only when they are fewer than the burst, or rx stopped at a chain that may go on past it." },
+      peer: { type: 'u32', at: 92, doc: "The peer's index as last read, a u16 counter: on tx the consumer's (tail on C2S, head on S2C), on rx the producer's (head on C2S, tail on S2C). It only moves forward, so free slots or waiting packets counted from it are never too many; a kernel reads the ring's copy (a line the peer writes: a miss) only when they are fewer than the burst, and again when they run out before the burst is done (chains take more slots than packets)." },
     },
     consts: {
       MQ_F_C2S: { value: 1, doc: 'The queue works a C2S ring (server rx, client tx); else S2C.' },

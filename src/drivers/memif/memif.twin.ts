@@ -36,8 +36,8 @@ import {
   MQ_W_KICK,
   MQ_W_LAST,
   MQ_W_MASK,
-  MQ_W_PEER,
   MQ_W_NB_DONE,
+  MQ_W_PEER,
   MQ_W_PORT,
   MQ_W_REGIONS,
   MQ_W_RING,
@@ -65,16 +65,16 @@ export interface MemifOps {
   refillZc(q: number, lc: number): number;
 }
 
-/**
- * The kernels when the heap has them, else the twins. `mp` is the rx queue's
- * pool (null on a tx queue): a debug pool keeps rx on the twins, whose pool
- * calls do its checks.
- */
 /** txFree: free tx slots, counted from the peer's index `peer`. */
 function txFree(c2s: boolean, mask: number, slot: number, peer: number): number {
   return c2s ? mask + 1 - ((slot - peer) & 0xffff) : (peer - slot) & 0xffff;
 }
 
+/**
+ * The kernels when the heap has them, else the twins. `mp` is the rx queue's
+ * pool (null on a tx queue): a debug pool keeps rx on the twins, whose pool
+ * calls do its checks.
+ */
 export function memifOps(heap: Heap, mb: Mbufs, mp: Mempool | null): MemifOps {
   const copy = queueOps(heap, mp, 'memifRx', 'memifTx', () => new MemifTwin(heap, mb, mp));
   if (copy instanceof MemifTwin) return copy;
@@ -133,6 +133,26 @@ class MemifTwin extends QueueTwin implements MemifOps {
     return u32[e]! + off;
   }
 
+  /** peerAvail: the producer's index read and kept; the slots waiting from `cur` (0, counted as a fault, past the ring). */
+  private peerAvail(q: number, at: number, cur: number, mask: number): number {
+    const peer = Atomics.load(this.u16, at >>> 1);
+    this.u32[(q >>> 2) + MQ_W_PEER] = peer;
+    const avail = (peer - cur) & 0xffff;
+    if (avail <= mask + 1) return avail;
+    this.fault(q);
+    return 0;
+  }
+
+  /** peerFree: the consumer's index read and kept; the free slots from `slot` (0, counted as a fault, past the ring). */
+  private peerFree(q: number, at: number, c2s: boolean, mask: number, slot: number): number {
+    const peer = Atomics.load(this.u16, at >>> 1);
+    this.u32[(q >>> 2) + MQ_W_PEER] = peer;
+    const free = txFree(c2s, mask, slot, peer);
+    if (free >= 0 && free <= mask + 1) return free;
+    this.fault(q);
+    return 0;
+  }
+
   /** txBuf: slot `slot`'s buffer where this side put it (`own`), else where descriptor `d` says, checked. */
   private txBuf(own: number, slot: number, mask: number, bsize: number, regions: number, d: number, cap: number): number {
     return own !== 0 ? own + (slot & mask) * bsize : this.bufAt(regions, d, cap);
@@ -157,16 +177,10 @@ class MemifTwin extends QueueTwin implements MemifOps {
     const port = u32[w + MQ_W_PORT]!;
     const stats = u32[w + MQ_W_STATS]! >>> 3;
     let cur = u32[w + MQ_W_LAST]!;
+    const peerAt = ring + (c2s ? MRING_HEAD : MRING_TAIL);
     let avail = (u32[w + MQ_W_PEER]! - cur) & 0xffff;
-    if (avail < n || avail > mask + 1) {
-      const peer = Atomics.load(u16, (ring + (c2s ? MRING_HEAD : MRING_TAIL)) >>> 1);
-      u32[w + MQ_W_PEER] = peer;
-      avail = (peer - cur) & 0xffff;
-    }
-    if (avail > mask + 1) {
-      this.fault(q);
-      avail = 0;
-    }
+    let fresh = avail < n || avail > mask + 1;
+    if (fresh) avail = this.peerAvail(q, peerAt, cur, mask);
     // Heads for the whole burst in one allocation, the unused back at the end.
     const want = Math.min(avail, n);
     let have = 0;
@@ -177,7 +191,13 @@ class MemifTwin extends QueueTwin implements MemifOps {
     }
     let got = 0;
     let bytes = 0;
-    while (avail > 0 && got < have) {
+    while (got < have) {
+      if (avail === 0) {
+        if (fresh) break;
+        avail = this.peerAvail(q, peerAt, cur, mask);
+        fresh = true;
+        if (avail === 0) break;
+      }
       let k = 0;
       let total = 0;
       let ok = true;
@@ -192,8 +212,10 @@ class MemifTwin extends QueueTwin implements MemifOps {
       }
       if (more) {
         if (avail <= mask) {
-          u32[w + MQ_W_PEER] = cur & 0xffff;
-          break;
+          if (fresh) break;
+          avail = this.peerAvail(q, peerAt, cur, mask);
+          fresh = true;
+          continue;
         }
         ok = false;
       }
@@ -298,21 +320,21 @@ class MemifTwin extends QueueTwin implements MemifOps {
     const bsize = u32[w + MQ_W_BSIZE]!;
     const own = u32[w + MQ_W_BUFS]!;
     let slot = Atomics.load(u16, (ring + (c2s ? MRING_HEAD : MRING_TAIL)) >>> 1);
+    const peerAt = ring + (c2s ? MRING_TAIL : MRING_HEAD);
     let free = txFree(c2s, mask, slot, u32[w + MQ_W_PEER]!);
-    if (free < n || free > mask + 1) {
-      const peer = Atomics.load(u16, (ring + (c2s ? MRING_TAIL : MRING_HEAD)) >>> 1);
-      u32[w + MQ_W_PEER] = peer;
-      free = txFree(c2s, mask, slot, peer);
-    }
-    if (free > mask + 1 || free < 0) {
-      this.fault(q);
-      free = 0;
-    }
+    let fresh = free < n || free > mask + 1; // (a negative count is fewer than n)
+    if (fresh) free = this.peerFree(q, peerAt, c2s, mask, slot);
     const b = burst >>> 2;
     let sent = 0;
     let bytes = 0;
     let bad = false;
-    while (sent < n && free > 0 && !bad) {
+    while (sent < n && !bad) {
+      if (free === 0) {
+        if (fresh) break;
+        free = this.peerFree(q, peerAt, c2s, mask, slot);
+        fresh = true;
+        if (free === 0) break;
+      }
       const first = slot;
       const firstFree = free;
       let d = descs + ((slot & mask) << 4);
@@ -354,6 +376,12 @@ class MemifTwin extends QueueTwin implements MemifOps {
           len -= c;
         }
         m = u32[(m << MBUF_WORD_SHIFT) + W_NEXT]!;
+      }
+      if (full && !bad && !fresh) {
+        slot = first;
+        free = this.peerFree(q, peerAt, c2s, mask, slot);
+        fresh = true;
+        continue;
       }
       if (full || bad) {
         slot = first;
