@@ -12,7 +12,7 @@
  * rate falls, a forwarding lcore pauses past its bound, a pool is not full
  * once the ports close, or a socket file or fd outlives them.
  */
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -90,6 +90,21 @@ function openFds(): number {
   return readdirSync('/proc/self/fd').length;
 }
 
+/** Each open fd as `fd -> what it is` (`anon_inode:[eventfd]`, a path, `socket:[...]`): what a leak line names. */
+function fdTargets(): Set<string> {
+  const out = new Set<string>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue; // closed since the listing (the listing's own fd among them)
+    }
+    out.add(`${fd} -> ${target}`);
+  }
+  return out;
+}
+
 export async function soakMain(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { minutes: { type: 'string' }, out: { type: 'string', default: 'soak' }, period: { type: 'string' }, floor: { type: 'string' }, pause: { type: 'string' }, pairs: { type: 'string' }, ci: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
@@ -114,6 +129,7 @@ export async function soakMain(argv: string[]): Promise<number> {
   // The first write to a piped stdout opens /dev/null (libuv): done before the count, it is no pair's.
   process.stdout.write('');
   const fdsBefore = openFds();
+  const targetsBefore = fdTargets();
   const all = pairs(out, say);
   const only = values.pairs?.split(',');
   const unknown = only?.filter((n) => !all.some((p) => p.name === n)) ?? [];
@@ -172,7 +188,10 @@ export async function soakMain(argv: string[]): Promise<number> {
   }
   // Every port closed, every lcore's worker gone: what they opened is closed too.
   const fdsAfter = openFds();
-  if (fdsAfter > fdsBefore) problems.push(`open fds went from ${fdsBefore} before the pairs started to ${fdsAfter} once they closed`);
+  if (fdsAfter > fdsBefore) {
+    const added = [...fdTargets()].filter((t) => !targetsBefore.has(t));
+    problems.push(`open fds went from ${fdsBefore} before the pairs started to ${fdsAfter} once they closed (new: ${added.join(', ') || 'none by target'})`);
+  }
   const verdict = judge(samples, bounds, runs.map((r) => r.name));
   problems.push(...verdict.problems);
   const pass = problems.length === 0;
