@@ -116,9 +116,10 @@ function rxCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
   let cur = load<u32>(q, MQ_LAST);
   // The producer's index as last read first: read again (a line the peer writes) only when it
   // shows fewer slots than the burst, or when they run out before the burst is done (chains).
+  const peerAt = ring + (c2s ? MRING_HEAD : MRING_TAIL);
   let avail = (load<u32>(q, MQ_PEER) - cur) & 0xffff;
   let fresh = avail < n || avail > mask + 1;
-  if (fresh) avail = peerAvail(q, ring + (c2s ? MRING_HEAD : MRING_TAIL), cur, mask);
+  if (fresh) avail = peerAvail(q, peerAt, cur, mask);
   // Heads for the whole burst in one allocation, as DPDK's eth_memif_rx takes
   // them (one pool call a packet was 8 % of the server's time at 1518 B); the
   // unused go back at the end. A pool too low for the burst still gives one.
@@ -134,7 +135,7 @@ function rxCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
   while (got < have) {
     if (avail == 0) {
       if (fresh) break;
-      avail = peerAvail(q, ring + (c2s ? MRING_HEAD : MRING_TAIL), cur, mask);
+      avail = peerAvail(q, peerAt, cur, mask);
       fresh = true;
       if (avail == 0) break;
     }
@@ -176,7 +177,7 @@ function rxCopy(q: u32, lc: u32, burst: u32, n: u32): u32 {
     if (more) {
       if (avail <= mask) {
         if (fresh) break; // the rest of the chain is not there yet
-        avail = peerAvail(q, ring + (c2s ? MRING_HEAD : MRING_TAIL), cur, mask); // it may be past the index as last read
+        avail = peerAvail(q, peerAt, cur, mask); // it may be past the index as last read
         fresh = true;
         continue;
       }
