@@ -460,13 +460,15 @@ class MemifDriver implements EthDriver, SocketMember {
     for (let i = 0; i < nC2s + nS2c; i++) {
       const ring = this.arena + i * hdr;
       u32[(ring + MRING_COOKIE) >>> 2] = MEMIF_COOKIE;
+      // Slot j's buffer, as its descriptor says and as the tx kernel computes it (bufs).
+      const first = bufOff + i * (1 << log2) * bsize;
       for (let j = 0; j < 1 << log2; j++) {
         const d = ring + MEMIF_RING_HDR_SIZE + j * MEMIF_DESC_SIZE;
         u16[(d + MDESC_REGION) >>> 1] = 0;
-        u32[(d + MDESC_OFFSET) >>> 2] = bufOff + (i * (1 << log2) + j) * bsize;
+        u32[(d + MDESC_OFFSET) >>> 2] = first + j * bsize;
         u32[(d + MDESC_LENGTH) >>> 2] = bsize;
       }
-      const info: RingInfo = { region: 0, offset: i * hdr, log2, fd: eventfdCreate(), bufs: this.arena + bufOff + i * (1 << log2) * bsize };
+      const info: RingInfo = { region: 0, offset: i * hdr, log2, fd: eventfdCreate(), bufs: this.arena + first };
       if (i < nC2s) this.c2s[i] = info;
       else this.s2c[i - nC2s] = info;
     }
