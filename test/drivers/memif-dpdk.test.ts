@@ -173,6 +173,7 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
     const fds = readdirSync('/proc/self/fd').length - heapFdsBefore;
     let p = -1;
     for (let round = 0; round < 2; round++) {
+      const seen = log.lines.length;
       const dpdk = new DpdkTestpmd(vdevs, ['-i', '--forward-mode=rxonly']);
       try {
         await dpdk.waitFor(/testpmd> /, `the server's prompt (round ${round})`);
@@ -189,7 +190,11 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
           return sent;
         };
         // More than the ring holds (1024 slots): DPDK is reading.
-        await until(() => send() >= 0 && ethdev.stats(p).opackets > before + 4096, `traffic to DPDK (round ${round})`);
+        const state = (): string => {
+          const x = ethdev.xstats(p);
+          return `link ${ethdev.linkUp(p) ? 'up' : 'down'}, ${ethdev.stats(p).opackets - before} sent, connects ${x['connects']}, log: ${log.lines.slice(seen).join(' | ') || 'nothing'}`;
+        };
+        await until(() => send() >= 0 && ethdev.stats(p).opackets > before + 4096, `traffic to DPDK (round ${round})`, undefined, state);
         const from = log.lines.length;
         await dpdk.kill();
         await until(() => send() >= 0 && !ethdev.linkUp(p), `link down after the kill (round ${round})`);

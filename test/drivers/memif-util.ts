@@ -10,11 +10,15 @@ import { nativeUnavailable } from '../../src/native/native.js';
 
 export const noShim: string | false = nativeUnavailable() ? `native shim ${nativeUnavailable()}` : false;
 
-/** Waits until `cond()` holds, turning the event loop meanwhile; fails after `what` has not happened in `ms` (a hang, not a timing assertion). */
-export async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
+/**
+ * Waits until `cond()` holds, turning the event loop meanwhile; fails after `what` has not happened
+ * in `ms` (a hang, not a timing assertion), with `detail()` in the message: what the port saw, so a
+ * hang seen once can be traced.
+ */
+export async function until(cond: () => boolean, what: string, ms = 60_000, detail?: () => string): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
-    if (Date.now() > end) throw new Error(`still waiting for ${what} after ${ms} ms`);
+    if (Date.now() > end) throw new Error(`still waiting for ${what} after ${ms} ms${detail ? ` (${detail()})` : ''}`);
     await new Promise((r) => setTimeout(r, 2));
   }
 }
