@@ -177,11 +177,12 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
       const dpdk = new DpdkTestpmd(vdevs, ['-i', '--forward-mode=rxonly']);
       try {
         await dpdk.waitFor(/testpmd> /, `the server's prompt (round ${round})`);
-        dpdk.send('start');
-        await dpdk.waitFor(/rxonly packet forwarding/, 'forwarding to start');
         // Round 0 starts the client; in round 1 it is the same port, reconnecting by itself.
         if (p < 0) p = portUp(ethdev, mp, ethdev.create(`net_memif0,role=client,socket=${path}${zc ? ',zero-copy=yes' : ''}`));
         await until(() => ethdev.linkUp(p), `link up (round ${round})`);
+        // Forwarding starts once connected: DPDK's memif server must not poll during the handshake (DpdkTestpmd's note).
+        dpdk.send('start');
+        await dpdk.waitFor(/rxonly packet forwarding/, 'forwarding to start');
         const before = ethdev.stats(p).opackets;
         const send = () => {
           for (let i = 0; i < 32; i++) burst[i] = packet(mb, mp, payload(i, 64));
@@ -192,7 +193,7 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
         // More than the ring holds (1024 slots): DPDK is reading.
         const state = (): string => {
           const x = ethdev.xstats(p);
-          return `link ${ethdev.linkUp(p) ? 'up' : 'down'}, ${ethdev.stats(p).opackets - before} sent, connects ${x['connects']}, log: ${log.lines.slice(seen).join(' | ') || 'nothing'}`;
+          return `link ${ethdev.linkUp(p) ? 'up' : 'down'}, ${ethdev.stats(p).opackets - before} sent, connects ${x['connects']}, log: ${log.lines.slice(seen).join(' | ') || 'nothing'}; dpdk-testpmd ${dpdk.status}, its last output:\n${dpdk.out.slice(-1500)}`;
         };
         await until(() => send() >= 0 && ethdev.stats(p).opackets > before + 4096, `traffic to DPDK (round ${round})`, undefined, state);
         const from = log.lines.length;
@@ -228,9 +229,14 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
     let dpkit: ReturnType<typeof startTestpmd> | undefined;
     try {
       await dpdk.waitFor(/testpmd> /, 'the testpmd prompt');
+      dpkit = startTestpmd([...THREE_LCORES, '--vdev', `net_memif0,role=client,socket=${path}`, '--', '--forward-mode=txonly', '--txpkts=128', '--stats-period=1', ...multi]);
+      // Forwarding starts once connected, and stops before dpkit leaves (DpdkTestpmd's note).
+      await until(async () => {
+        if (dpkit!.child.exitCode !== null) throw new Error(`dpkit's testpmd exited (${dpkit!.child.exitCode}) before DPDK's link came up:\n${dpkit!.out().slice(-2000)}`);
+        return dpdk.linkUp(0);
+      }, "DPDK's link up with dpkit's testpmd");
       dpdk.send('start');
       await dpdk.waitFor(/io packet forwarding/, 'forwarding to start');
-      dpkit = startTestpmd([...THREE_LCORES, '--vdev', `net_memif0,role=client,socket=${path}`, '--', '--forward-mode=txonly', '--txpkts=128', '--stats-period=1', ...multi]);
       let st = await dpdk.portStats(0);
       for (let tries = 0; st.rx < 100_000 && tries < 100_000; tries++) st = await dpdk.portStats(0);
       // Per-queue counts while the link is up (DPDK's memif zeroes them when its client goes).
@@ -238,9 +244,11 @@ describe('net_memif against DPDK 22.11 (dpdk-testpmd)', { skip }, () => {
       dpdk.send('show port xstats 0');
       const q = await dpdk.waitFor(/rx_q0_packets:\s*(\d+)[\s\S]*?rx_q1_packets:\s*(\d+)/, 'per-queue xstats', from);
       assert.ok(Number(q[1]) > 0 && Number(q[2]) > 0, `both queues received from dpkit's two lcores (q0 ${q[1]}, q1 ${q[2]})`);
+      const stopped = dpdk.out.length;
+      dpdk.send('stop');
+      await dpdk.waitFor(/Done\./, 'forwarding to stop', stopped);
       dpkit.child.kill('SIGINT');
       assert.equal(await dpkit.exit, 0, `dpkit's testpmd ends cleanly on SIGINT:\n${dpkit.out().slice(-2000)}`);
-      dpdk.send('stop');
       await dpdk.quit();
       const frames = out.map((f) => readCapture(f));
       frames.forEach((fs, i) => assert.ok(fs.length > 0, `out${i}.pcap: queue ${i}'s frames`));

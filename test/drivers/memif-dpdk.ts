@@ -1,6 +1,14 @@
 // Debian's dpdk-testpmd as net_memif's peer: started, driven through its
 // interactive prompt, its port statistics read back, and killed. Every run
 // gets its own --file-prefix, removed afterwards.
+//
+// DPDK's memif server must not be forwarding while a client connects or
+// leaves: its rx computes the ring's address before it checks that it is
+// connected (22.11 and 25.11 alike), so a worker preempted between the two
+// while the handshake maps the region reads the ring at its offset from
+// address 0 (SIGSEGV; seen under load), and a disconnect frees the regions
+// under a polling worker. Tests start forwarding once the link is up and stop
+// it before dpkit goes.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { until } from './memif-util.js';
@@ -18,6 +26,8 @@ export class DpdkTestpmd {
   out = '';
   readonly prefix: string;
   exited = false;
+  /** How it ended (`code 0`, `signal SIGSEGV`), for failure messages. */
+  status = 'running';
 
   /** `dpdk-testpmd <lcores> --no-huge -m 512 --no-pci --file-prefix=… <vdevs> -- <args>`; `lcores` is `-l 0-1` unless given. */
   constructor(vdevs: string[], args: string[], lcores: string[] = ['-l', '0-1']) {
@@ -27,8 +37,9 @@ export class DpdkTestpmd {
     this.child = spawn('stdbuf', ['-oL', 'dpdk-testpmd', ...argv], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (d: Buffer) => (this.out += d.toString()));
     this.child.stderr!.on('data', (d: Buffer) => (this.out += d.toString()));
-    this.child.on('exit', () => {
+    this.child.on('exit', (code, signal) => {
       this.exited = true;
+      this.status = signal ? `signal ${signal}` : `code ${code}`;
       rmSync(`/var/run/dpdk/${this.prefix}`, { recursive: true, force: true });
     });
   }
@@ -55,6 +66,14 @@ export class DpdkTestpmd {
     this.send(`show port stats ${port}`);
     const m = await this.waitFor(/RX-packets:\s*(\d+)\s+RX-missed:\s*\d+\s+RX-bytes:\s*(\d+)[\s\S]*?TX-packets:\s*(\d+)\s+TX-errors:\s*\d+\s+TX-bytes:\s*(\d+)/, `port ${port} statistics`, from);
     return { rx: Number(m[1]), rxBytes: Number(m[2]), tx: Number(m[3]), txBytes: Number(m[4]) };
+  }
+
+  /** `show port info N`: whether its link is up. */
+  async linkUp(port: number): Promise<boolean> {
+    const from = this.out.length;
+    this.send(`show port info ${port}`);
+    const m = await this.waitFor(/Link status:\s*(up|down)/, `port ${port} information`, from);
+    return m[1] === 'up';
   }
 
   /** `quit`, and waits for the process to end. */

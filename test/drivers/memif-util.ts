@@ -15,9 +15,9 @@ export const noShim: string | false = nativeUnavailable() ? `native shim ${nativ
  * in `ms` (a hang, not a timing assertion), with `detail()` in the message: what the port saw, so a
  * hang seen once can be traced.
  */
-export async function until(cond: () => boolean, what: string, ms = 60_000, detail?: () => string): Promise<void> {
+export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 60_000, detail?: () => string): Promise<void> {
   const end = Date.now() + ms;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > end) throw new Error(`still waiting for ${what} after ${ms} ms${detail ? ` (${detail()})` : ''}`);
     await new Promise((r) => setTimeout(r, 2));
   }
