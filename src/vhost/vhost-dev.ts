@@ -186,11 +186,18 @@ export class VhostDev implements Backend {
       }
       case Req.SET_VRING_BASE: {
         const v = this.vring(msg.req, msg.index);
-        if (!Number.isInteger(msg.num) || msg.num < 0 || msg.num > 0xffff) throw this.error(msg.req, `vring ${msg.index}: base ${msg.num} is not a u16`);
-        v.base = msg.num;
+        // A packed ring's base is two positions, each with its wrap counter in bit 15: the
+        // driver's in bits 0..15, the device's (used) in 16..31 (QEMU sends both, DPDK's
+        // virtio_user the first alone). Stopped rings have them equal, so the device's is the
+        // driver's, as DPDK's vhost takes it.
+        const packed = has(this.features, Feature.F_RING_PACKED);
+        const max = packed ? 0xffffffff : 0xffff;
+        if (!Number.isInteger(msg.num) || msg.num < 0 || msg.num > max) throw this.error(msg.req, `vring ${msg.index}: base ${msg.num} is not a u${packed ? 32 : 16}`);
+        const base = msg.num & 0xffff;
+        v.base = base;
         const st = this.states + msg.index * S.STATE_SLOTS;
-        this.f64[st + S.S_LAST_AVAIL] = msg.num;
-        this.f64[st + S.S_LAST_USED] = msg.num;
+        this.f64[st + S.S_LAST_AVAIL] = base;
+        this.f64[st + S.S_LAST_USED] = base;
         this.publish(msg.index);
         return undefined;
       }
@@ -200,7 +207,10 @@ export class VhostDev implements Backend {
         v.enabled = false;
         v.kickSet = false;
         this.publish(msg.index);
-        return this.f64[this.states + msg.index * S.STATE_SLOTS + S.S_LAST_AVAIL]!;
+        const st = this.states + msg.index * S.STATE_SLOTS;
+        // Packed: the device's position in the upper half, as SET_VRING_BASE carries it (QEMU reads both).
+        if (has(this.features, Feature.F_RING_PACKED)) return ((this.f64[st + S.S_LAST_USED]! << 16) | this.f64[st + S.S_LAST_AVAIL]!) >>> 0;
+        return this.f64[st + S.S_LAST_AVAIL]!;
       }
       case Req.SET_VRING_KICK: {
         const v = this.vring(msg.req, msg.index);

@@ -288,6 +288,18 @@ describe('vhost over packed virtqueues', () => {
     });
   }
 
+  it("takes SET_VRING_BASE in QEMU's 32-bit form (the device's position in the upper half) and gives both halves back on GET_VRING_BASE; a split ring's base stays 16 bits", () => {
+    const { dev } = setup('wasm', BASE_FEATURES);
+    const both = (pos: number, wrap: number) => ((encodeBase(pos, wrap) << 16) | encodeBase(pos, wrap)) >>> 0;
+    assert.equal(dev.handle({ req: Req.GET_VRING_BASE, index: 0 }), both(0, 1), 'a fresh ring: position 0, wrap counters 1');
+    dev.handle({ req: Req.SET_VRING_BASE, index: 0, num: both(5, 0) }); // QEMU's 0x80008000 form, here past a wrap
+    assert.equal(dev.handle({ req: Req.GET_VRING_BASE, index: 0 }), both(5, 0));
+    const split = new VhostDev(Heap.create({ size: 4 << 20 }), 'net_vhost1', { queues: 1 });
+    split.handle({ req: Req.SET_OWNER });
+    split.handle({ req: Req.SET_FEATURES, features: BASE_FEATURES & ~bit(Feature.F_RING_PACKED) });
+    assert.throws(() => split.handle({ req: Req.SET_VRING_BASE, index: 0, num: 0x10000 }), /base 65536 is not a u16/);
+  });
+
   for (const datapath of ['wasm', 'ts'] as const) {
     it(`a hostile guest's random packed descriptors are refused and counted: no throw, no write outside its memory, no lost mbuf (${datapath})`, () => {
       const t = setup(datapath, BASE_FEATURES | bit(Feature.NET_F_MRG_RXBUF));
