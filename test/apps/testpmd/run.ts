@@ -34,6 +34,8 @@ export interface RunningTestpmd {
   child: ChildProcessWithoutNullStreams;
   /** Everything it printed on stdout so far. */
   out: () => string;
+  /** Everything it printed on stderr so far (drivers' log lines). */
+  err: () => string;
   /** Resolves once `text` appears on its stdout. */
   waitFor: (text: string) => Promise<void>;
   exit: Promise<number | null>;
@@ -43,10 +45,11 @@ export interface RunningTestpmd {
 export function startTestpmd(argv: string[]): RunningTestpmd {
   const child = spawn(process.execPath, [DPKIT, 'testpmd', ...argv], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
+  let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', () => {});
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exit = new Promise<number | null>((r) => child.on('exit', r));
-  return { child, out: () => out, waitFor: (text) => until(() => out.includes(text), () => `no '${text}' in:\n${out}`), exit };
+  return { child, out: () => out, err: () => err, waitFor: (text) => until(() => out.includes(text), () => `no '${text}' in:\n${out}`), exit };
 }
 
 /** Resolves once `ready()`; fails after `ms` (a bound against hanging, not a timing assertion). */

@@ -1,0 +1,140 @@
+// A real VM as the vhost-user frontend: QEMU boots Debian's kernel with a
+// busybox initramfs whose init brings up every virtio-net device, pings the
+// address one below its own on each, and powers off. The guest's serial
+// console is a file the test reads; nothing here waits for time.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+
+const REQUIRED = process.env['DPKIT_REQUIRE_TOOLS'] === '1';
+const QEMU = 'qemu-system-x86_64';
+const BUSYBOX = '/bin/busybox';
+const has = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+
+/** The newest kernel in /boot, with its version (for its modules). */
+function newestKernel(): { image: string; version: string } | undefined {
+  if (!existsSync('/boot')) return undefined;
+  const images = readdirSync('/boot').filter((f) => f.startsWith('vmlinuz-')).sort();
+  const image = images.at(-1);
+  return image ? { image: join('/boot', image), version: image.slice('vmlinuz-'.length) } : undefined;
+}
+
+/**
+ * The module files virtio-pci and virtio-net need on `version`, in load order
+ * (modprobe resolves the dependencies; built-in ones need no file).
+ */
+function virtioModules(version: string): string[] | undefined {
+  const r = spawnSync('modprobe', ['--show-depends', '-a', '-S', version, 'virtio_pci', 'virtio_net'], { encoding: 'utf8' });
+  if (r.status !== 0) return undefined;
+  const files: string[] = [];
+  for (const line of r.stdout.split('\n')) {
+    const m = /^insmod (\S+)/.exec(line);
+    if (m && !files.includes(m[1]!)) files.push(m[1]!);
+  }
+  return files;
+}
+
+const kernel = newestKernel();
+const modules = kernel && virtioModules(kernel.version);
+const missing = [
+  !has(QEMU) && `${QEMU} (Debian package qemu-system-x86)`,
+  !existsSync(BUSYBOX) && `${BUSYBOX} (busybox-static)`,
+  // The initramfs has no libc: a dynamically linked busybox (package busybox) cannot be its init.
+  existsSync(BUSYBOX) && spawnSync('ldd', [BUSYBOX]).status === 0 && `a static ${BUSYBOX} (busybox-static; this one is dynamically linked)`,
+  !kernel && 'a kernel in /boot (linux-image-amd64)',
+  kernel && !modules && `virtio_net's modules for ${kernel.version} (modprobe --show-depends failed)`,
+  modules?.some((f) => f.endsWith('.xz') || f.endsWith('.zst')) && "compressed modules (busybox's insmod loads plain .ko files)",
+].filter((m): m is string => typeof m === 'string');
+if (REQUIRED && missing.length > 0) throw new Error(`DPKIT_REQUIRE_TOOLS=1 but the VM tests lack ${missing.join(', ')} (.ci/run installs them)`);
+/** Why the VM tests skip, or false when they run. */
+export const skipQemu: string | false = missing.length > 0 && `no VM here: ${missing.join(', ')}`;
+
+/** The guest's address on the NIC whose MAC ends in `nn`: 10.0.(nn-1).2, its peer 10.0.(nn-1).1. */
+export const guestPeer = (nic: number): string => `10.0.${nic}.1`;
+export const guestMac = (nic: number): string => `52:54:00:00:00:0${nic + 1}`;
+
+/** ICMP payload sizes the guest pings with: the default, and a full 1514-byte frame. */
+export const PING_SIZES = [56, 1472];
+export const PINGS = 3;
+
+const INIT = `#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+for m in $(cat /modules); do insmod /lib/$m || echo "GUEST insmod $m failed"; done
+for i in $(seq 1 60); do [ -e /sys/class/net/eth0 ] && break; sleep 1; done
+for dev in /sys/class/net/eth*; do
+  [ -e $dev ] || { echo "GUEST no virtio-net device"; break; }
+  n=\${dev##*/}; mac=$(cat $dev/address)
+  net=10.0.$((0x\${mac##*:} - 1))
+  ip link set $n up && ip addr add $net.2/24 dev $n
+  # The link is up once the backend set the rings up (QEMU as the server: once dpkit connected).
+  for i in $(seq 1 120); do [ "$(cat $dev/carrier 2>/dev/null)" = 1 ] && break; sleep 1; done
+  echo "GUEST $mac carrier $(cat $dev/carrier 2>/dev/null)"
+  for s in ${PING_SIZES.join(' ')}; do ping -c ${PINGS} -W 10 -s $s $net.1; done
+done
+echo "GUEST done"
+poweroff -f
+`;
+
+/** Writes the initramfs (a newc cpio archive: busybox, the modules, init) into `dir`; returns its path. */
+function buildInitramfs(dir: string): string {
+  const root = join(dir, 'root');
+  for (const d of ['bin', 'lib', 'proc', 'sys', 'dev']) mkdirSync(join(root, d), { recursive: true });
+  copyFileSync(BUSYBOX, join(root, 'bin', 'busybox'));
+  chmodSync(join(root, 'bin', 'busybox'), 0o755);
+  for (const m of modules!) copyFileSync(m, join(root, 'lib', basename(m)));
+  writeFileSync(join(root, 'modules'), modules!.map((m) => basename(m)).join('\n') + '\n');
+  writeFileSync(join(root, 'init'), INIT, { mode: 0o755 });
+  const out = join(dir, 'initramfs.cpio');
+  const r = spawnSync('sh', ['-c', `cd '${root}' && find . | ${BUSYBOX} cpio -o -H newc > '${out}'`], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`building the initramfs failed: ${r.stderr}`);
+  return out;
+}
+
+/** One NIC of the guest: a vhost-user netdev on `socket`; QEMU listens when `qemuServer`. */
+export interface GuestNic {
+  socket: string;
+  qemuServer?: boolean;
+  packed?: boolean;
+}
+
+/** A booted guest: its QEMU process, the console as printed so far, and its exit. */
+export interface Guest {
+  child: ChildProcess;
+  console: () => string;
+  /** QEMU's own stderr (its errors), for failure messages. */
+  stderr: () => string;
+  exit: Promise<{ code: number | null; signal: string | null }>;
+  command: string;
+}
+
+/**
+ * Boots the guest with `nics` (NIC i has MAC guestMac(i) and pings
+ * guestPeer(i)). TCG, not KVM: /dev/kvm in a VM is often unusable. Guest RAM
+ * is a shared memfd, as vhost-user needs. `vectors=0` (INTx): QEMU 7.2 under
+ * TCG crashes in msix_set_vector_notifiers when vhost starts with MSI-X.
+ */
+export function bootGuest(dir: string, nics: GuestNic[]): Guest {
+  const initrd = buildInitramfs(dir);
+  const consolePath = join(dir, 'console.log');
+  writeFileSync(consolePath, '');
+  const args = [
+    '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',
+    '-machine', 'q35,accel=tcg,memory-backend=mem0', '-m', '256',
+    '-object', 'memory-backend-memfd,id=mem0,size=256M,share=on',
+    '-serial', `file:${consolePath}`,
+    '-kernel', kernel!.image, '-initrd', initrd,
+    '-append', 'console=ttyS0 quiet panic=-1 ipv6.disable=1',
+  ];
+  nics.forEach((n, i) => {
+    args.push('-chardev', `socket,id=char${i},path=${n.socket}${n.qemuServer ? ',server=on,wait=off' : ''}`);
+    args.push('-netdev', `vhost-user,id=net${i},chardev=char${i},queues=1`);
+    args.push('-device', `virtio-net-pci,netdev=net${i},mac=${guestMac(i)},vectors=0,romfile=${n.packed ? ',packed=on' : ''}`);
+  });
+  const child = spawn(QEMU, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exit = new Promise<{ code: number | null; signal: string | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  return { child, console: () => readFileSync(consolePath, 'utf8'), stderr: () => stderr, exit, command: `${QEMU} ${args.join(' ')}` };
+}
