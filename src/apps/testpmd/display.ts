@@ -64,6 +64,35 @@ export function fwdStatsBlock(port: number, s: FwdPortStats, csum: boolean, extr
   ].join('\n');
 }
 
+/** One stream's counters, as fwd_stream_stats_display prints them. */
+export interface StreamStatsView {
+  rxPort: number;
+  rxQueue: number;
+  txPort: number;
+  txQueue: number;
+  rxPackets: number;
+  txPackets: number;
+  fwdDropped: number;
+  rxBadIpCsum: number;
+  rxBadL4Csum: number;
+}
+
+/**
+ * "Forward Stats for RX Port= P/Queue= Q -> TX Port= P/Queue= Q"
+ * (fwd_stream_stats_display): printed before the port blocks when there are
+ * more streams than ports, for each stream that moved or dropped a packet.
+ */
+export function streamStatsBlock(s: StreamStatsView, csum: boolean): string {
+  const n = (v: number) => String(v).padStart(2);
+  const lines = [
+    '',
+    `  ------- Forward Stats for RX Port=${n(s.rxPort)}/Queue=${n(s.rxQueue)} -> TX Port=${n(s.txPort)}/Queue=${n(s.txQueue)} -------`,
+    `  RX-packets: ${l(s.rxPackets, 14)} TX-packets: ${l(s.txPackets, 14)} TX-dropped: ${l(s.fwdDropped, 14)}`,
+  ];
+  if (csum) lines.push(`  RX- bad IP checksum: ${l(s.rxBadIpCsum, 14)}  Rx- bad L4 checksum: ${l(s.rxBadL4Csum, 14)} Rx- bad outer L4 checksum: 0`);
+  return lines.join('\n');
+}
+
 /** "Accumulated forward statistics for all ports". */
 export function accumulatedBlock(s: FwdPortStats): string {
   return [

@@ -21,7 +21,7 @@ import { fmtPps, newGenTxStats, planStreams, rateLink, runReport, streamReport, 
 import { GEN_TX_STATS_SIZE, GENT_D_LAST_DEPART_NS, GENT_D_T0 } from '../../gen/gen-layout.js';
 import { nowNs } from '../../eal/clock.js';
 import { FS_PROBE } from '../../fwd/fwd-layout.js';
-import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, type FwdPortStats, type Throughput } from './display.js';
+import { accumulatedBlock, fwdStatsBlock, nicStatsBlock, streamStatsBlock, type FwdPortStats, type StreamStatsView, type Throughput } from './display.js';
 import { FS_FWD_DROPPED, FS_RX_BAD_IP_CSUM, FS_RX_BAD_L4_CSUM, FS_RX_PACKETS, FS_SLOTS, FS_TX_PACKETS, defaultFwdConfig, type FwdConfig } from '../../fwd/engine.js';
 import { engineChecks, engines } from '../../fwd/index.js';
 import { genLink } from '../../fwd/gen.js';
@@ -642,8 +642,8 @@ export class Testpmd {
     return { ports, total };
   }
 
-  /** Each stream's counters since forwarding started (testpmd's fwd_stream rx/tx/dropped). */
-  streamStats(): (StreamConf & { lcore: number; rxPackets: number; txPackets: number; fwdDropped: number })[] {
+  /** Each stream's counters since forwarding started (testpmd's fwd_stream rx/tx/dropped and checksum counts). */
+  streamStats(): (StreamConf & StreamStatsView & { lcore: number })[] {
     const ids = this.fwdLcoreIds();
     return this.streams.flatMap((list, i) =>
       list.map((s) => ({
@@ -652,6 +652,8 @@ export class Testpmd {
         rxPackets: this.slot(s.stats, FS_RX_PACKETS),
         txPackets: this.slot(s.stats, FS_TX_PACKETS),
         fwdDropped: this.slot(s.stats, FS_FWD_DROPPED),
+        rxBadIpCsum: this.slot(s.stats, FS_RX_BAD_IP_CSUM),
+        rxBadL4Csum: this.slot(s.stats, FS_RX_BAD_L4_CSUM),
       })),
     );
   }
@@ -659,7 +661,9 @@ export class Testpmd {
   fwdStatsText(): string {
     const { ports, total } = this.fwdStats();
     const csum = this.forwardMode === 'csum';
-    const text = [...ports].map(([p, s]) => fwdStatsBlock(p, s, csum, [...this.burstLines(p), ...this.genLines(p), ...this.probeLines(p)])).join('\n') + '\n' + accumulatedBlock(total);
+    // As testpmd: each stream apart when there are more streams than ports (queues > 1), the idle ones left out.
+    const streams = this.streams.flat().length > ports.size ? this.streamStats().filter((s) => s.rxPackets + s.txPackets + s.fwdDropped > 0) : [];
+    const text = streams.map((s) => streamStatsBlock(s, csum) + '\n').join('') + [...ports].map(([p, s]) => fwdStatsBlock(p, s, csum, [...this.burstLines(p), ...this.genLines(p), ...this.probeLines(p)])).join('\n') + '\n' + accumulatedBlock(total);
     if (!this.recording.coreCycles) return text;
     const tx = this.forwardMode === 'txonly' || this.forwardMode === 'flowgen';
     const busy = this.lcoreCycles().reduce((a, c) => a + c.busyNs, 0);

@@ -184,6 +184,14 @@ describe('testpmd shell', () => {
       const m = new RegExp(`Forward statistics for port ${p} +-+\\n  RX-packets: (\\d+)`).exec(stats!);
       assert.ok(m && Number(m[1]) > 0, `port ${p} counted packets:\n${stats}`);
     }
+    // Four streams on two ports: each also shows apart, before the ports, as testpmd's fwd_stream_stats_display.
+    for (const p of [0, 1]) {
+      for (const q of [0, 1]) {
+        const m = new RegExp(`------- Forward Stats for RX Port= ${p}/Queue= ${q} -> TX Port= ${1 - p}/Queue= ${q} -------\\n  RX-packets: (\\d+) +TX-packets: (\\d+) +TX-dropped: \\d+`).exec(stats!);
+        assert.ok(m && Number(m[1]) > 0 && Number(m[2]) > 0, `stream port ${p} queue ${q} counted packets:\n${stats}`);
+      }
+    }
+    assert.ok(stats!.indexOf('Forward Stats for RX') < stats!.indexOf('Forward statistics for port 0'), 'the streams come first');
   });
 
   it('start refuses while a port is stopped, stop while none runs', () => {
