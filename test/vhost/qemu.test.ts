@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startTestpmd, until } from '../apps/testpmd/run.js';
 import { noShim } from '../native/util.js';
-import { PINGS, PING_SIZES, bootGuest, guestMac, guestPeer, skipQemu } from './qemu.js';
+import { GUEST_CPUS, PINGS, PING_SIZES, bootGuest, guestMac, guestPeer, skipQemu } from './qemu.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-qemu-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,20 +21,21 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 /** A bound against hanging: TCG boots in 10 to 20 s here, several times that on a loaded machine. */
 const VM_MS = 600_000;
 
-/** The TX-packets of `port` in testpmd's "Forward statistics" at its exit. */
-function fwdTx(out: string, port: number): number {
-  const block = out.slice(out.lastIndexOf(`Forward statistics for port ${port}`));
-  const m = /TX-packets:\s*(\d+)/.exec(block);
+/** The TX-packets of the stream from `port`'s queue `q` to itself in testpmd's statistics at its exit (-1: no such block). */
+function streamTx(out: string, port: number, q: number): number {
+  const head = `Forward Stats for RX Port=${String(port).padStart(2)}/Queue=${String(q).padStart(2)} -> TX Port=${String(port).padStart(2)}/Queue=${String(q).padStart(2)}`;
+  const at = out.lastIndexOf(head);
+  const m = at < 0 ? null : /TX-packets:\s*(\d+)/.exec(out.slice(at));
   return m ? Number(m[1]) : -1;
 }
 
 describe('net_vhost as the backend of a QEMU guest (Linux virtio-net)', { skip: skipQemu || noShim }, () => {
-  it('the guest pings through both NICs (dpkit the server, split ring; QEMU the server, packed ring), every echo answered, both links down when it powers off, pools full', async () => {
+  it('the guest pings from both CPUs through both NICs (two queue pairs each; dpkit the server, split ring; QEMU the server, packed ring), every echo answered on its queue, both links down when it powers off, pools full', async () => {
     const sockets = [join(dir, 'vhost0.sock'), join(dir, 'vhost1.sock')];
     const dpkit = startTestpmd([
-      '--vdev', `net_vhost0,iface=${sockets[0]},guest_mem=300`,
-      '--vdev', `net_vhost1,iface=${sockets[1]},client=1,guest_mem=300`,
-      '--', '--forward-mode=icmpecho', '--port-topology=loop', '--stats-period=10',
+      '--vdev', `net_vhost0,iface=${sockets[0]},queues=${GUEST_CPUS},guest_mem=300`,
+      '--vdev', `net_vhost1,iface=${sockets[1]},queues=${GUEST_CPUS},client=1,guest_mem=300`,
+      '--', '--forward-mode=icmpecho', '--port-topology=loop', `--rxq=${GUEST_CPUS}`, `--txq=${GUEST_CPUS}`, '--stats-period=10',
     ]);
     let guest: ReturnType<typeof bootGuest> | undefined;
     try {
@@ -53,9 +54,9 @@ describe('net_vhost as the backend of a QEMU guest (Linux virtio-net)', { skip: 
         const peer = guestPeer(nic).replaceAll('.', '\\.');
         assert.match(text, new RegExp(`GUEST ${guestMac(nic)} carrier 1`), `NIC ${nic}: the link came up${context}`);
         const answered = text.match(new RegExp(`--- ${peer} ping statistics ---\\s+${PINGS} packets transmitted, ${PINGS} packets received`, 'g')) ?? [];
-        assert.equal(answered.length, PING_SIZES.length, `NIC ${nic}: every echo of every size answered${context}`);
+        assert.equal(answered.length, PING_SIZES.length * GUEST_CPUS, `NIC ${nic}: every echo of every size from every CPU answered${context}`);
         const full = text.match(new RegExp(`${PING_SIZES.at(-1)! + 8} bytes from ${peer}`, 'g')) ?? [];
-        assert.equal(full.length, PINGS, `NIC ${nic}: the full-size echoes came back whole${context}`);
+        assert.equal(full.length, PINGS * GUEST_CPUS, `NIC ${nic}: the full-size echoes came back whole${context}`);
       }
       // QEMU gone: dpkit saw both frontends leave, and stays up.
       await until(() => (dpkit.err().match(/link down/g) ?? []).length >= 2, () => `both links down after the guest left:\n${dpkit.err()}`, VM_MS);
@@ -64,7 +65,13 @@ describe('net_vhost as the backend of a QEMU guest (Linux virtio-net)', { skip: 
       assert.equal(dpkit.child.exitCode, null, 'dpkit outlives its guest');
       dpkit.child.kill('SIGINT');
       assert.equal(await dpkit.exit, 0, `dpkit's testpmd ends cleanly, its pools full:\n${dpkit.out().slice(-3000)}\n${dpkit.err()}`);
-      for (const port of [0, 1]) assert.ok(fwdTx(dpkit.out(), port) >= PINGS * PING_SIZES.length, `port ${port} sent the echo replies:\n${dpkit.out().slice(-3000)}`);
+      // Each CPU's pings went out on its own queue pair, and dpkit answered on the queue they came in on.
+      for (const port of [0, 1]) {
+        for (let q = 0; q < GUEST_CPUS; q++) {
+          const tx = streamTx(dpkit.out(), port, q);
+          assert.ok(tx >= PINGS * PING_SIZES.length, `port ${port} queue ${q} answered its CPU's echoes (${tx} sent):\n${dpkit.out().slice(-3000)}`);
+        }
+      }
     } finally {
       if (guest && guest.child.exitCode === null) guest.child.kill('SIGKILL');
       if (dpkit.child.exitCode === null) dpkit.child.kill('SIGKILL');

@@ -56,6 +56,8 @@ export const guestMac = (nic: number): string => `52:54:00:00:00:0${nic + 1}`;
 /** ICMP payload sizes the guest pings with: the default, and a full 1514-byte frame. */
 export const PING_SIZES = [56, 1472];
 export const PINGS = 3;
+/** The guest's CPUs, and so the queue pairs its virtio-net driver uses on each NIC. */
+export const GUEST_CPUS = 2;
 
 const INIT = `#!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -71,7 +73,10 @@ for dev in /sys/class/net/eth*; do
   # The link is up once the backend set the rings up (QEMU as the server: once dpkit connected).
   for i in $(seq 1 120); do [ "$(cat $dev/carrier 2>/dev/null)" = 1 ] && break; sleep 1; done
   echo "GUEST $mac carrier $(cat $dev/carrier 2>/dev/null)"
-  for s in ${PING_SIZES.join(' ')}; do ping -c ${PINGS} -W 10 -s $s $net.1; done
+  # From each CPU: virtio-net maps CPU i to queue pair i (XPS), so each pair carries its own.
+  for cpu in $(seq 0 $((${GUEST_CPUS} - 1))); do
+    for s in ${PING_SIZES.join(' ')}; do echo "GUEST cpu $cpu"; taskset $((1 << cpu)) ping -c ${PINGS} -W 10 -s $s $net.1; done
+  done
 done
 echo "GUEST done"
 poweroff -f
@@ -92,7 +97,7 @@ function buildInitramfs(dir: string): string {
   return out;
 }
 
-/** One NIC of the guest: a vhost-user netdev on `socket`; QEMU listens when `qemuServer`. */
+/** One NIC of the guest: a vhost-user netdev on `socket` with GUEST_CPUS queue pairs; QEMU listens when `qemuServer`. */
 export interface GuestNic {
   socket: string;
   qemuServer?: boolean;
@@ -121,7 +126,7 @@ export function bootGuest(dir: string, nics: GuestNic[]): Guest {
   writeFileSync(consolePath, '');
   const args = [
     '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',
-    '-machine', 'q35,accel=tcg,memory-backend=mem0', '-m', '256',
+    '-machine', 'q35,accel=tcg,memory-backend=mem0', '-m', '256', '-smp', String(GUEST_CPUS),
     '-object', 'memory-backend-memfd,id=mem0,size=256M,share=on',
     '-serial', `file:${consolePath}`,
     '-kernel', kernel!.image, '-initrd', initrd,
@@ -129,8 +134,8 @@ export function bootGuest(dir: string, nics: GuestNic[]): Guest {
   ];
   nics.forEach((n, i) => {
     args.push('-chardev', `socket,id=char${i},path=${n.socket}${n.qemuServer ? ',server=on,wait=off' : ''}`);
-    args.push('-netdev', `vhost-user,id=net${i},chardev=char${i},queues=1`);
-    args.push('-device', `virtio-net-pci,netdev=net${i},mac=${guestMac(i)},vectors=0,romfile=${n.packed ? ',packed=on' : ''}`);
+    args.push('-netdev', `vhost-user,id=net${i},chardev=char${i},queues=${GUEST_CPUS}`);
+    args.push('-device', `virtio-net-pci,netdev=net${i},mac=${guestMac(i)},mq=on,vectors=0,romfile=${n.packed ? ',packed=on' : ''}`);
   });
   const child = spawn(QEMU, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
