@@ -17,6 +17,7 @@
  * the windows they point into (an lcore mid-burst then reads zero pages, never
  * unmapped memory).
  */
+import { fstatSync } from 'node:fs';
 import { NoMemError, VhostError } from '../errors.js';
 import { alignUp, type Heap } from '../eal/heap.js';
 import { mapWindow, pageSize, unmapWindow } from '../native/memory.js';
@@ -138,10 +139,33 @@ class GuestWindows {
   }
 }
 
+/** A region as the frontend declared it, with the file its fd named (device and inode). */
+interface TableEntry extends WireRegion {
+  file: string;
+}
+
+/** The file an fd refers to, as `dev:ino`: a frontend's second fd for the same memfd names the same file. */
+function fileOf(fd: number, name: string, region: number): string {
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    return `${st.dev}:${st.ino}`;
+  } catch (e) {
+    throw new VhostError(name, `SET_MEM_TABLE: region ${region}: its fd cannot be examined: ${(e as Error).message}`);
+  }
+}
+
+/** Whether two declared tables are the same regions of the same files, in the same order. */
+function sameTable(a: TableEntry[], b: TableEntry[]): boolean {
+  return a.length === b.length && a.every((r, i) => r.gpa === b[i]!.gpa && r.size === b[i]!.size && r.userAddr === b[i]!.userAddr && r.mmapOffset === b[i]!.mmapOffset && r.file === b[i]!.file);
+}
+
 /** One frontend's connection: its socket, the fds it passed, the windows of its table. */
 class Connection {
   private readonly reader = new MsgReader();
   private windows: Mapped[] = [];
+  /** The table now mapped, as declared (to recognise it when it comes again), and as the device has it. */
+  private table: TableEntry[] = [];
+  private tableRegions: MemRegion[] = [];
   private readonly callFds: number[];
   private readonly relays: (NotifyRelay | null)[];
   private open = true;
@@ -186,6 +210,14 @@ class Connection {
         case Req.SET_LOG_BASE:
           throw this.error('SET_LOG_BASE: dirty-page logging (live migration) is not supported (LOG_ALL and LOG_SHMFD are never offered)');
         case Req.SET_MEM_TABLE: {
+          const table = m.regions.map((r, i) => ({ ...r, file: fileOf(f.fds[i]!, this.owner.name, i) }));
+          // QEMU sends its table again each time it starts the device (a guest's driver reset,
+          // a reboot): the same regions of the same files keep their windows, as DPDK's vhost
+          // keeps its mappings. A new table maps beside the old until the device lets go of it.
+          if (this.windows.length > 0 && sameTable(table, this.table)) {
+            dev.handle({ req: Req.SET_MEM_TABLE, regions: this.tableRegions });
+            break;
+          }
           const old = this.windows;
           const mapped = this.owner.windows.map(m.regions, f.fds);
           try {
@@ -195,6 +227,8 @@ class Connection {
             throw e;
           }
           this.windows = mapped.windows;
+          this.table = table;
+          this.tableRegions = mapped.regions;
           this.owner.windows.release(old);
           break;
         }
@@ -273,6 +307,8 @@ class Connection {
     this.dropAllCalls();
     this.owner.windows.release(this.windows);
     this.windows = [];
+    this.table = [];
+    this.tableRegions = [];
     this.reader.dropFds();
     closeFd(this.fd);
     this.owner.connectionClosed(this, why);

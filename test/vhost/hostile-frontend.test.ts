@@ -5,7 +5,7 @@
  * problem, and leave the port down, the process up, and no fd or window behind.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { fstatSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -169,6 +169,45 @@ describe('net_vhost against a hostile vhost-user frontend', { skip }, () => {
     while (ethdev.linkUp(port)) await tick();
     assert.equal(fdCount(), fds0);
     assert.equal(guestWindows(), 0, 'its window is unmapped when it leaves');
+  });
+
+  it("keeps the windows when a frontend sends its table again (QEMU, each time it starts the device), and maps a changed table anew", async () => {
+    const mem = guestMem();
+    const raw = new Raw();
+    const steps = handshake(mem);
+    for (const s of steps) {
+      raw.send(s.m, s.fds);
+      if (s.m.req === Req.GET_FEATURES) await raw.reply();
+    }
+    while (!ethdev.linkUp(port)) await tick();
+    const window = () => readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes('/memfd:guest'));
+    const first = window();
+    assert.equal(first.length, 1);
+    // The device stops (GET_VRING_BASE on each ring) and starts again with the same table, through another fd of the same memfd.
+    for (const index of [0, 1]) {
+      raw.send({ req: Req.GET_VRING_BASE, index });
+      assert.notEqual(await raw.reply(), null);
+    }
+    while (ethdev.linkUp(port)) await tick();
+    const again = openSync(`/proc/self/fd/${mem}`, 'r+');
+    for (const s of steps.slice(3)) raw.send(s.m, s.m.req === Req.SET_MEM_TABLE ? [again] : s.fds);
+    closeFd(again);
+    while (!ethdev.linkUp(port)) await tick();
+    assert.deepEqual(window(), first, 'the same window, not mapped again');
+    // Another memfd: a new table, mapped anew, and the old window gone.
+    const other = guestMem();
+    raw.send({ req: Req.SET_MEM_TABLE, regions: [{ gpa: 0, size: GUEST, userAddr: UA, mmapOffset: 0 }] }, [other]);
+    raw.send({ req: Req.GET_QUEUE_NUM });
+    await raw.reply();
+    const now = window();
+    assert.equal(now.length, 1, 'one window: the old one released');
+    assert.match(now[0]!, new RegExp(` ${fstatSync(other).ino} +/memfd:guest`), "it maps the new table's memfd");
+    raw.close();
+    dropMem(mem);
+    dropMem(other);
+    while (ethdev.linkUp(port)) await tick();
+    assert.equal(fdCount(), fds0);
+    assert.equal(guestWindows(), 0);
   });
 
   it('refuses malformed messages: truncated, oversized, wrong sizes, bad flags, unknown requests', async () => {

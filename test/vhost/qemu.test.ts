@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startTestpmd, until } from '../apps/testpmd/run.js';
 import { noShim } from '../native/util.js';
-import { GUEST_CPUS, PINGS, PING_SIZES, bootGuest, guestMac, guestPeer, skipQemu } from './qemu.js';
+import { GUEST_CPUS, PINGS, PING_SIZES, ROUNDS, bootGuest, guestMac, guestPeer, skipQemu } from './qemu.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-qemu-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,7 +30,7 @@ function streamTx(out: string, port: number, q: number): number {
 }
 
 describe('net_vhost as the backend of a QEMU guest (Linux virtio-net)', { skip: skipQemu || noShim }, () => {
-  it('the guest pings from both CPUs through both NICs (two queue pairs each; dpkit the server, split ring; QEMU the server, packed ring), every echo answered on its queue, both links down when it powers off, pools full', async () => {
+  it('the guest pings from both CPUs through both NICs (two queue pairs each; dpkit the server, split ring; QEMU the server, packed ring), every echo answered on its queue, again after the guest reloads its driver, both links down when it powers off, pools full', async () => {
     const sockets = [join(dir, 'vhost0.sock'), join(dir, 'vhost1.sock')];
     const dpkit = startTestpmd([
       '--vdev', `net_vhost0,iface=${sockets[0]},queues=${GUEST_CPUS},guest_mem=300`,
@@ -49,14 +49,14 @@ describe('net_vhost as the backend of a QEMU guest (Linux virtio-net)', { skip: 
       assert.equal(ended.code, 0, `QEMU exited with ${ended.signal ?? ended.code}${context}`);
       const text = g.console();
       assert.match(text, /GUEST done/, `the guest's init ran to its end${context}`);
-      assert.doesNotMatch(text, /GUEST insmod/, `every virtio module loaded${context}`);
+      assert.doesNotMatch(text, /GUEST (insmod|reload)/, `every virtio module loaded, and virtio-net again${context}`);
       for (const nic of [0, 1]) {
         const peer = guestPeer(nic).replaceAll('.', '\\.');
-        assert.match(text, new RegExp(`GUEST ${guestMac(nic)} carrier 1`), `NIC ${nic}: the link came up${context}`);
+        for (let r = 1; r <= ROUNDS; r++) assert.match(text, new RegExp(`GUEST round ${r} ${guestMac(nic)} carrier 1`), `NIC ${nic}: the link came up in round ${r}${context}`);
         const answered = text.match(new RegExp(`--- ${peer} ping statistics ---\\s+${PINGS} packets transmitted, ${PINGS} packets received`, 'g')) ?? [];
-        assert.equal(answered.length, PING_SIZES.length * GUEST_CPUS, `NIC ${nic}: every echo of every size from every CPU answered${context}`);
+        assert.equal(answered.length, PING_SIZES.length * GUEST_CPUS * ROUNDS, `NIC ${nic}: every echo of every size from every CPU in every round answered${context}`);
         const full = text.match(new RegExp(`${PING_SIZES.at(-1)! + 8} bytes from ${peer}`, 'g')) ?? [];
-        assert.equal(full.length, PINGS * GUEST_CPUS, `NIC ${nic}: the full-size echoes came back whole${context}`);
+        assert.equal(full.length, PINGS * GUEST_CPUS * ROUNDS, `NIC ${nic}: the full-size echoes came back whole${context}`);
       }
       // QEMU gone: dpkit saw both frontends leave, and stays up.
       await until(() => (dpkit.err().match(/link down/g) ?? []).length >= 2, () => `both links down after the guest left:\n${dpkit.err()}`, VM_MS);
@@ -69,7 +69,7 @@ describe('net_vhost as the backend of a QEMU guest (Linux virtio-net)', { skip: 
       for (const port of [0, 1]) {
         for (let q = 0; q < GUEST_CPUS; q++) {
           const tx = streamTx(dpkit.out(), port, q);
-          assert.ok(tx >= PINGS * PING_SIZES.length, `port ${port} queue ${q} answered its CPU's echoes (${tx} sent):\n${dpkit.out().slice(-3000)}`);
+          assert.ok(tx >= PINGS * PING_SIZES.length * ROUNDS, `port ${port} queue ${q} answered its CPU's echoes (${tx} sent):\n${dpkit.out().slice(-3000)}`);
         }
       }
     } finally {

@@ -53,30 +53,42 @@ export const skipQemu: string | false = missing.length > 0 && `no VM here: ${mis
 export const guestPeer = (nic: number): string => `10.0.${nic}.1`;
 export const guestMac = (nic: number): string => `52:54:00:00:00:0${nic + 1}`;
 
-/** ICMP payload sizes the guest pings with: the default, and a full 1514-byte frame. */
+/** ICMP payload sizes the guest pings with (-A: the next as soon as the reply is in): the default, and a full 1514-byte frame. */
 export const PING_SIZES = [56, 1472];
-export const PINGS = 3;
+/** Echoes a size, a CPU and a round: with both sizes more than a 256-slot ring, so each queue's rings wrap (packed: the wrap counters flip). */
+export const PINGS = 150;
 /** The guest's CPUs, and so the queue pairs its virtio-net driver uses on each NIC. */
 export const GUEST_CPUS = 2;
+
+/** Rounds of pings; between them the guest unloads and reloads virtio-net (each device reset and set up again). */
+export const ROUNDS = 2;
 
 const INIT = `#!/bin/busybox sh
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 for m in $(cat /modules); do insmod /lib/$m || echo "GUEST insmod $m failed"; done
-for i in $(seq 1 60); do [ -e /sys/class/net/eth0 ] && break; sleep 1; done
-for dev in /sys/class/net/eth*; do
-  [ -e $dev ] || { echo "GUEST no virtio-net device"; break; }
-  n=\${dev##*/}; mac=$(cat $dev/address)
-  net=10.0.$((0x\${mac##*:} - 1))
-  ip link set $n up && ip addr add $net.2/24 dev $n
-  # The link is up once the backend set the rings up (QEMU as the server: once dpkit connected).
-  for i in $(seq 1 120); do [ "$(cat $dev/carrier 2>/dev/null)" = 1 ] && break; sleep 1; done
-  echo "GUEST $mac carrier $(cat $dev/carrier 2>/dev/null)"
-  # From each CPU: virtio-net maps CPU i to queue pair i (XPS), so each pair carries its own.
-  for cpu in $(seq 0 $((${GUEST_CPUS} - 1))); do
-    for s in ${PING_SIZES.join(' ')}; do echo "GUEST cpu $cpu"; taskset $((1 << cpu)) ping -c ${PINGS} -W 10 -s $s $net.1; done
+round() {
+  for i in $(seq 1 60); do [ -e /sys/class/net/eth0 ] && break; sleep 1; done
+  for dev in /sys/class/net/eth*; do
+    [ -e $dev ] || { echo "GUEST no virtio-net device"; break; }
+    n=\${dev##*/}; mac=$(cat $dev/address)
+    net=10.0.$((0x\${mac##*:} - 1))
+    ip link set $n up && ip addr add $net.2/24 dev $n
+    # The link is up once the backend set the rings up (QEMU as the server: once dpkit connected).
+    for i in $(seq 1 120); do [ "$(cat $dev/carrier 2>/dev/null)" = 1 ] && break; sleep 1; done
+    echo "GUEST round $1 $mac carrier $(cat $dev/carrier 2>/dev/null)"
+    # From each CPU: virtio-net maps CPU i to queue pair i (XPS), so each pair carries its own.
+    for cpu in $(seq 0 $((${GUEST_CPUS} - 1))); do
+      for s in ${PING_SIZES.join(' ')}; do taskset $((1 << cpu)) ping -A -c ${PINGS} -W 10 -s $s $net.1; done
+    done
   done
+}
+round 1
+for r in $(seq 2 ${ROUNDS}); do
+  # The driver's removal resets each device (QEMU stops the rings: GET_VRING_BASE); its return sets them up again.
+  rmmod virtio_net && insmod /lib/virtio_net.ko || echo "GUEST reload failed"
+  round $r
 done
 echo "GUEST done"
 poweroff -f
