@@ -84,13 +84,10 @@ export interface StreamStatsView {
  */
 export function streamStatsBlock(s: StreamStatsView, csum: boolean): string {
   const n = (v: number) => String(v).padStart(2);
-  const lines = [
-    '',
-    `  ------- Forward Stats for RX Port=${n(s.rxPort)}/Queue=${n(s.rxQueue)} -> TX Port=${n(s.txPort)}/Queue=${n(s.txQueue)} -------`,
-    `  RX-packets: ${l(s.rxPackets, 14)} TX-packets: ${l(s.txPackets, 14)} TX-dropped: ${l(s.fwdDropped, 14)}`,
-  ];
-  if (csum) lines.push(`  RX- bad IP checksum: ${l(s.rxBadIpCsum, 14)}  Rx- bad L4 checksum: ${l(s.rxBadL4Csum, 14)} Rx- bad outer L4 checksum: 0`);
-  return lines.join('\n');
+  let counts = `  RX-packets: ${l(s.rxPackets, 14)} TX-packets: ${l(s.txPackets, 14)} TX-dropped: ${l(s.fwdDropped, 14)}`;
+  // csum's counts continue the line, as testpmd prints them.
+  if (csum) counts += `  RX- bad IP checksum: ${l(s.rxBadIpCsum, 14)}  Rx- bad L4 checksum: ${l(s.rxBadL4Csum, 14)} Rx- bad outer L4 checksum: ${l(0, 14)}\n RX- bad outer IP checksum: ${l(0, 14)}`;
+  return ['', `  ------- Forward Stats for RX Port=${n(s.rxPort)}/Queue=${n(s.rxQueue)} -> TX Port=${n(s.txPort)}/Queue=${n(s.txQueue)} -------`, counts].join('\n');
 }
 
 /** "Accumulated forward statistics for all ports". */
