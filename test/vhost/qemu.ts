@@ -53,7 +53,11 @@ export const skipQemu: string | false = missing.length > 0 && `no VM here: ${mis
 export const guestPeer = (nic: number): string => `10.0.${nic}.1`;
 export const guestMac = (nic: number): string => `52:54:00:00:00:0${nic + 1}`;
 
-/** ICMP payload sizes the guest pings with (-A: the next as soon as the reply is in): the default, and a full 1514-byte frame. */
+/**
+ * ICMP payload sizes the guest pings with: the default, and a full 1514-byte
+ * frame. `-A -i 3`: the next echo as soon as the reply is in, or after 3 s
+ * without one.
+ */
 export const PING_SIZES = [56, 1472];
 /** Echoes a size, a CPU and a round: with both sizes more than a 256-slot ring, so each queue's rings wrap (packed: the wrap counters flip). */
 export const PINGS = 150;
@@ -67,6 +71,7 @@ const INIT = `#!/bin/busybox sh
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
 for m in $(cat /modules); do insmod /lib/$m || echo "GUEST insmod $m failed"; done
 round() {
   for i in $(seq 1 60); do [ -e /sys/class/net/eth0 ] && break; sleep 1; done
@@ -80,10 +85,28 @@ round() {
     echo "GUEST round $1 $mac carrier $(cat $dev/carrier 2>/dev/null)"
     # From each CPU: virtio-net maps CPU i to queue pair i (XPS), so each pair carries its own.
     for cpu in $(seq 0 $((${GUEST_CPUS} - 1))); do
-      for s in ${PING_SIZES.join(' ')}; do taskset $((1 << cpu)) ping -A -c ${PINGS} -W 10 -s $s $net.1; done
+      for s in ${PING_SIZES.join(' ')}; do taskset $((1 << cpu)) ping -A -i 3 -c ${PINGS} -W 10 -s $s $net.1; done
     done
   done
 }
+# Pair mode (dpkit.self=IP dpkit.peer=IP on the kernel's command line): one NIC, ping the other guest.
+for p in $(cat /proc/cmdline); do case $p in dpkit.self=*) self=\${p#*=};; dpkit.peer=*) peer=\${p#*=};; esac; done
+if [ -n "$peer" ]; then
+  for i in $(seq 1 60); do [ -e /sys/class/net/eth0 ] && break; sleep 1; done
+  ip link set eth0 up && ip addr add $self/24 dev eth0
+  for i in $(seq 1 120); do [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] && break; sleep 1; done
+  echo "GUEST $self carrier $(cat /sys/class/net/eth0/carrier 2>/dev/null)"
+  nc -l -p 7 < /dev/null > /done &
+  # The other guest may still be booting: the counted pings start once it answers one.
+  for i in $(seq 1 300); do ping -c 1 -W 1 $peer > /dev/null && break; done
+  for s in ${PING_SIZES.join(' ')}; do ping -A -i 3 -c ${PINGS} -W 10 -s $s $peer; done
+  # Neither guest powers off while the other still pings: each tells the other it is done, and waits for its word.
+  for i in $(seq 1 600); do echo done | nc $peer 7 && break; sleep 1; done
+  for i in $(seq 1 600); do [ -s /done ] && break; sleep 1; done
+  echo "GUEST $peer said $(cat /done)"
+  echo "GUEST done"
+  poweroff -f
+fi
 round 1
 for r in $(seq 2 ${ROUNDS}); do
   # The driver's removal resets each device (QEMU stops the rings: GET_VRING_BASE); its return sets them up again.
@@ -94,8 +117,10 @@ echo "GUEST done"
 poweroff -f
 `;
 
-/** Writes the initramfs (a newc cpio archive: busybox, the modules, init) into `dir`; returns its path. */
+/** Writes the initramfs (a newc cpio archive: busybox, the modules, init) into `dir` once; returns its path. */
 function buildInitramfs(dir: string): string {
+  const out = join(dir, 'initramfs.cpio');
+  if (existsSync(out)) return out;
   const root = join(dir, 'root');
   for (const d of ['bin', 'lib', 'proc', 'sys', 'dev']) mkdirSync(join(root, d), { recursive: true });
   copyFileSync(BUSYBOX, join(root, 'bin', 'busybox'));
@@ -103,7 +128,6 @@ function buildInitramfs(dir: string): string {
   for (const m of modules!) copyFileSync(m, join(root, 'lib', basename(m)));
   writeFileSync(join(root, 'modules'), modules!.map((m) => basename(m)).join('\n') + '\n');
   writeFileSync(join(root, 'init'), INIT, { mode: 0o755 });
-  const out = join(dir, 'initramfs.cpio');
   const r = spawnSync('sh', ['-c', `cd '${root}' && find . | ${BUSYBOX} cpio -o -H newc > '${out}'`], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`building the initramfs failed: ${r.stderr}`);
   return out;
@@ -126,28 +150,42 @@ export interface Guest {
   command: string;
 }
 
+/** How a guest runs: its name (its console file), and in pair mode its address and the other guest's. */
+export interface GuestOptions {
+  name?: string;
+  /** Pair mode: one NIC with address `self`, pinging `peer` (another guest) instead of the echo rounds. */
+  pair?: { self: string; peer: string };
+  /** CPUs, and queue pairs on each NIC (GUEST_CPUS unless given). */
+  cpus?: number;
+}
+
 /**
- * Boots the guest with `nics` (NIC i has MAC guestMac(i) and pings
- * guestPeer(i)). TCG, not KVM: /dev/kvm in a VM is often unusable. Guest RAM
- * is a shared memfd, as vhost-user needs. `vectors=0` (INTx): QEMU 7.2 under
- * TCG crashes in msix_set_vector_notifiers when vhost starts with MSI-X.
+ * Boots a guest with `nics`. In echo mode NIC i has MAC guestMac(i) and
+ * pings guestPeer(i); in pair mode the MAC's fifth byte is the guest's own
+ * address's last, so two guests differ. TCG, not KVM: /dev/kvm in a VM is
+ * often unusable. Guest RAM is a shared memfd, as vhost-user needs.
+ * `vectors=0` (INTx): QEMU 7.2 under TCG crashes in msix_set_vector_notifiers
+ * when vhost starts with MSI-X.
  */
-export function bootGuest(dir: string, nics: GuestNic[]): Guest {
+export function bootGuest(dir: string, nics: GuestNic[], opts: GuestOptions = {}): Guest {
   const initrd = buildInitramfs(dir);
-  const consolePath = join(dir, 'console.log');
+  const consolePath = join(dir, `${opts.name ?? 'guest'}.console`);
   writeFileSync(consolePath, '');
+  const cpus = opts.cpus ?? GUEST_CPUS;
+  const pair = opts.pair ? ` dpkit.self=${opts.pair.self} dpkit.peer=${opts.pair.peer}` : '';
   const args = [
     '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',
-    '-machine', 'q35,accel=tcg,memory-backend=mem0', '-m', '256', '-smp', String(GUEST_CPUS),
+    '-machine', 'q35,accel=tcg,memory-backend=mem0', '-m', '256', '-smp', String(cpus),
     '-object', 'memory-backend-memfd,id=mem0,size=256M,share=on',
     '-serial', `file:${consolePath}`,
     '-kernel', kernel!.image, '-initrd', initrd,
-    '-append', 'console=ttyS0 quiet panic=-1 ipv6.disable=1',
+    '-append', `console=ttyS0 quiet panic=-1 ipv6.disable=1${pair}`,
   ];
   nics.forEach((n, i) => {
+    const mac = opts.pair ? `52:54:00:00:${Number(opts.pair.self.split('.')[3]).toString(16).padStart(2, '0')}:0${i + 1}` : guestMac(i);
     args.push('-chardev', `socket,id=char${i},path=${n.socket}${n.qemuServer ? ',server=on,wait=off' : ''}`);
-    args.push('-netdev', `vhost-user,id=net${i},chardev=char${i},queues=${GUEST_CPUS}`);
-    args.push('-device', `virtio-net-pci,netdev=net${i},mac=${guestMac(i)},mq=on,vectors=0,romfile=${n.packed ? ',packed=on' : ''}`);
+    args.push('-netdev', `vhost-user,id=net${i},chardev=char${i},queues=${cpus}`);
+    args.push('-device', `virtio-net-pci,netdev=net${i},mac=${mac},${cpus > 1 ? 'mq=on,' : ''}vectors=0,romfile=${n.packed ? ',packed=on' : ''}`);
   });
   const child = spawn(QEMU, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
