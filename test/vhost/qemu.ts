@@ -1,7 +1,8 @@
 // A real VM as the vhost-user frontend: QEMU boots Debian's kernel with a
-// busybox initramfs whose init brings up every virtio-net device, pings the
-// address one below its own on each, and powers off. The guest's serial
-// console is a file the test reads; nothing here waits for time.
+// busybox initramfs whose init brings up every virtio-net device and pings
+// the address one below its own on each (echo mode), or pings another guest
+// (pair mode), and powers off. The guest's serial console is a file the test
+// reads; the init waits for states (a device, a carrier, an answer), bounded.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -49,7 +50,7 @@ if (REQUIRED && missing.length > 0) throw new Error(`DPKIT_REQUIRE_TOOLS=1 but t
 /** Why the VM tests skip, or false when they run. */
 export const skipQemu: string | false = missing.length > 0 && `no VM here: ${missing.join(', ')}`;
 
-/** The guest's address on the NIC whose MAC ends in `nn`: 10.0.(nn-1).2, its peer 10.0.(nn-1).1. */
+/** Echo mode: NIC `nic` has MAC guestMac(nic), the guest takes 10.0.nic.2 on it and pings guestPeer(nic), 10.0.nic.1. */
 export const guestPeer = (nic: number): string => `10.0.${nic}.1`;
 export const guestMac = (nic: number): string => `52:54:00:00:00:0${nic + 1}`;
 
