@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startTestpmd, until, type RunningTestpmd } from '../apps/testpmd/run.js';
 import { noShim } from '../native/util.js';
-import { GUEST_CPUS, PINGS, PING_SIZES, ROUNDS, bootGuest, guestMac, guestPeer, skipQemu, type Guest } from './qemu.js';
+import { GUEST_CPUS, PINGS, PING_SIZES, ROUNDS, TRANSFER, bootGuest, guestMac, guestPeer, skipQemu, type Guest } from './qemu.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dpkit-qemu-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,9 +35,9 @@ const ownStream = (port: number, q: number): string => {
   return `Forward Stats for RX Port=${n(port)}/Queue=${n(q)} -> TX Port=${n(port)}/Queue=${n(q)}`;
 };
 
-/** dpkit's testpmd with `argv`, once it forwards. */
+/** dpkit's testpmd with `argv` (and no telemetry socket: the machine's default may be another's), once it forwards. */
 async function startDpkit(argv: string[]): Promise<RunningTestpmd> {
-  const dpkit = startTestpmd(argv);
+  const dpkit = startTestpmd(['--no-telemetry', ...argv]);
   await until(() => dpkit.out().includes('Press enter to exit') || dpkit.child.exitCode !== null, () => `dpkit's testpmd did not start:\n${dpkit.out()}${dpkit.err()}`, VM_MS);
   assert.equal(dpkit.child.exitCode, null, `dpkit's testpmd exited at start:\n${dpkit.err()}`);
   return dpkit;
@@ -110,13 +110,13 @@ describe('net_vhost as the backend of QEMU guests (Linux virtio-net)', { skip: s
     }
   });
 
-  it('two guests ping each other through dpkit forwarding between their ports (a packed ring and a split one): every echo answered both ways, pools full', async () => {
+  it('two guests ping each other through dpkit forwarding between their ports (a packed ring and a split one), then one fetches 4 MiB from the other over HTTP: every echo answered both ways, every byte intact, pools full', async () => {
     const sockets = [join(dir, 'a.sock'), join(dir, 'b.sock')];
     const dpkit = await startDpkit(['--vdev', `net_vhost0,iface=${sockets[0]},guest_mem=300`, '--vdev', `net_vhost1,iface=${sockets[1]},guest_mem=300`, '--', '--forward-mode=io', '--stats-period=10']);
     const ip = ['10.0.0.2', '10.0.0.3'];
     const guests: Guest[] = [];
     try {
-      guests.push(bootGuest(dir, [{ socket: sockets[0]!, packed: true }], { name: 'a', cpus: 1, pair: { self: ip[0]!, peer: ip[1]! } }));
+      guests.push(bootGuest(dir, [{ socket: sockets[0]!, packed: true }], { name: 'a', cpus: 1, pair: { self: ip[0]!, peer: ip[1]!, send: true } }));
       guests.push(bootGuest(dir, [{ socket: sockets[1]! }], { name: 'b', cpus: 1, pair: { self: ip[1]!, peer: ip[0]! } }));
       for (const [i, g] of guests.entries()) {
         const context = await poweredOff(g, dpkit);
@@ -127,6 +127,12 @@ describe('net_vhost as the backend of QEMU guests (Linux virtio-net)', { skip: s
         assert.equal(fullReplies(text, peer), PINGS, `guest ${i}: the full-size echoes came back whole${context}`);
         assert.match(text, new RegExp(`GUEST ${peer.replaceAll('.', '\\.')} said done`), `guest ${i}: the other guest finished too${context}`);
       }
+      // HTTP (TCP) from the first guest to the second: every byte, in order (md5 of what was served and what arrived).
+      const sent = /GUEST sent (\d+) bytes, md5 ([0-9a-f]{32})/.exec(guests[0]!.console());
+      const received = /GUEST received (\d+) bytes, md5 ([0-9a-f]{32})/.exec(guests[1]!.console());
+      assert.ok(sent && received, `both guests reported the transfer:\n${guests[0]!.console().slice(-500)}\n${guests[1]!.console().slice(-500)}`);
+      assert.equal(Number(sent[1]), TRANSFER);
+      assert.deepEqual([Number(received[1]), received[2]], [TRANSFER, sent[2]], "the second guest received the first one's bytes intact");
       assert.match(dpkit.err(), /net_vhost0: .*link up \(packed rings\)/);
       assert.match(dpkit.err(), /net_vhost1: .*link up \(split rings\)/);
       await endClean(dpkit);

@@ -65,6 +65,9 @@ export const PINGS = 150;
 /** The guest's CPUs, and so the queue pairs its virtio-net driver uses on each NIC. */
 export const GUEST_CPUS = 2;
 
+/** Bytes the sending guest of a pair serves the other over HTTP (busybox httpd and wget), after the pings. */
+export const TRANSFER = 4 << 20;
+
 /** Rounds of pings; between them the guest unloads and reloads virtio-net (each device reset and set up again). */
 export const ROUNDS = 2;
 
@@ -90,8 +93,9 @@ round() {
     done
   done
 }
-# Pair mode (dpkit.self=IP dpkit.peer=IP on the kernel's command line): one NIC, ping the other guest.
-for p in $(cat /proc/cmdline); do case $p in dpkit.self=*) self=\${p#*=};; dpkit.peer=*) peer=\${p#*=};; esac; done
+# Pair mode (dpkit.self=IP dpkit.peer=IP on the kernel's command line): one NIC, ping the other
+# guest; then the other guest fetches ${TRANSFER} random bytes over HTTP from the one with dpkit.send=1.
+for p in $(cat /proc/cmdline); do case $p in dpkit.self=*) self=\${p#*=};; dpkit.peer=*) peer=\${p#*=};; dpkit.send=*) send=\${p#*=};; esac; done
 if [ -n "$peer" ]; then
   for i in $(seq 1 60); do [ -e /sys/class/net/eth0 ] && break; sleep 1; done
   ip link set eth0 up && ip addr add $self/24 dev eth0
@@ -101,9 +105,20 @@ if [ -n "$peer" ]; then
   # The other guest may still be booting: the counted pings start once it answers one.
   for i in $(seq 1 300); do ping -c 1 -W 1 $peer > /dev/null && break; done
   for s in ${PING_SIZES.join(' ')}; do ping -A -i 3 -c ${PINGS} -W 10 -s $s $peer; done
-  # Neither guest powers off while the other still pings: each tells the other it is done, and waits for its word.
-  for i in $(seq 1 600); do echo done | nc $peer 7 && break; sleep 1; done
+  # The sender serves the bytes over HTTP (busybox httpd), the other fetches them (wget).
+  # Neither guest powers off while the other still needs it: each tells the other it is done, and
+  # waits for its word; the sender's word waits for the receiver's, which comes once every byte is in.
+  if [ "$send" = 1 ]; then
+    mkdir -p /www && head -c ${TRANSFER} /dev/urandom > /www/data
+    echo "GUEST sent $(wc -c < /www/data) bytes, md5 $(md5sum < /www/data)"
+    httpd -p 8080 -h /www
+  else
+    for i in $(seq 1 600); do wget -q -O /recv http://$peer:8080/data && break; sleep 1; done
+    echo "GUEST received $(wc -c < /recv) bytes, md5 $(md5sum < /recv)"
+    for i in $(seq 1 600); do echo done | nc $peer 7 && break; sleep 1; done
+  fi
   for i in $(seq 1 600); do [ -s /done ] && break; sleep 1; done
+  [ "$send" = 1 ] && for i in $(seq 1 600); do echo done | nc $peer 7 && break; sleep 1; done
   echo "GUEST $peer said $(cat /done)"
   echo "GUEST done"
   poweroff -f
@@ -154,8 +169,8 @@ export interface Guest {
 /** How a guest runs: its name (its console file), and in pair mode its address and the other guest's. */
 export interface GuestOptions {
   name?: string;
-  /** Pair mode: one NIC with address `self`, pinging `peer` (another guest) instead of the echo rounds. */
-  pair?: { self: string; peer: string };
+  /** Pair mode: one NIC with address `self`, pinging `peer` (another guest) instead of the echo rounds; `send`: then sends it TRANSFER bytes. */
+  pair?: { self: string; peer: string; send?: boolean };
   /** CPUs, and queue pairs on each NIC (GUEST_CPUS unless given). */
   cpus?: number;
 }
@@ -173,7 +188,7 @@ export function bootGuest(dir: string, nics: GuestNic[], opts: GuestOptions = {}
   const consolePath = join(dir, `${opts.name ?? 'guest'}.console`);
   writeFileSync(consolePath, '');
   const cpus = opts.cpus ?? GUEST_CPUS;
-  const pair = opts.pair ? ` dpkit.self=${opts.pair.self} dpkit.peer=${opts.pair.peer}` : '';
+  const pair = opts.pair ? ` dpkit.self=${opts.pair.self} dpkit.peer=${opts.pair.peer}${opts.pair.send ? ' dpkit.send=1' : ''}` : '';
   const args = [
     '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',
     '-machine', 'q35,accel=tcg,memory-backend=mem0', '-m', '256', '-smp', String(cpus),

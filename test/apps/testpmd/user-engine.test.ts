@@ -15,7 +15,8 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 // An ES module project, as a user's: tsx compiles its .ts engines as ES modules.
 writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
 
-const NULL_PORTS = ['--vdev', 'net_null0,size=64', '--vdev', 'net_null1,size=64'];
+// --no-telemetry: stderr must hold the engine's line alone, whichever other dpkit holds the default telemetry socket.
+const NULL_PORTS = ['--vdev', 'net_null0,size=64', '--vdev', 'net_null1,size=64', '--no-telemetry'];
 const SMALL = '--total-num-mbufs=8192';
 
 /** Writes an engine module into the test folder. @returns its absolute path. */
