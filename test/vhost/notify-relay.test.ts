@@ -25,7 +25,7 @@ describe('NotifyRelay', () => {
     const counter = heap.reserve(4, 4, 'call counter');
     let writes = 0;
     // The lcore notifies again right while the relay writes the eventfd for its first notification.
-    const relay = new (NotifyRelay as unknown as new (h: Heap, c: number, f: number, w: (fd: number) => void) => NotifyRelay)(heap, counter, -1, () => {
+    const relay = new NotifyRelay(heap, counter, -1, () => {
       writes++;
       if (writes === 1) notify(heap, counter);
     });

@@ -77,16 +77,21 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 for m in $(cat /modules); do insmod /lib/$m || echo "GUEST insmod $m failed"; done
+# up IFACE ADDR: waits for the device, gives it ADDR/24, and waits for its carrier, which comes once
+# the backend has set the rings up (QEMU as the server: once dpkit connected); prints the carrier.
+up() {
+  for i in $(seq 1 60); do [ -e /sys/class/net/$1 ] && break; sleep 1; done
+  ip link set $1 up && ip addr add $2/24 dev $1
+  for i in $(seq 1 120); do [ "$(cat /sys/class/net/$1/carrier 2>/dev/null)" = 1 ] && break; sleep 1; done
+  cat /sys/class/net/$1/carrier 2>/dev/null
+}
 round() {
   for i in $(seq 1 60); do [ -e /sys/class/net/eth0 ] && break; sleep 1; done
   for dev in /sys/class/net/eth*; do
     [ -e $dev ] || { echo "GUEST no virtio-net device"; break; }
     n=\${dev##*/}; mac=$(cat $dev/address)
     net=10.0.$((0x\${mac##*:} - 1))
-    ip link set $n up && ip addr add $net.2/24 dev $n
-    # The link is up once the backend set the rings up (QEMU as the server: once dpkit connected).
-    for i in $(seq 1 120); do [ "$(cat $dev/carrier 2>/dev/null)" = 1 ] && break; sleep 1; done
-    echo "GUEST round $1 $mac carrier $(cat $dev/carrier 2>/dev/null)"
+    echo "GUEST round $1 $mac carrier $(up $n $net.2)"
     # From each CPU: virtio-net maps CPU i to queue pair i (XPS), so each pair carries its own.
     for cpu in $(seq 0 $((${GUEST_CPUS} - 1))); do
       for s in ${PING_SIZES.join(' ')}; do taskset $((1 << cpu)) ping -A -i 3 -c ${PINGS} -W 10 -s $s $net.1; done
@@ -97,10 +102,7 @@ round() {
 # guest; then the other guest fetches ${TRANSFER} random bytes over HTTP from the one with dpkit.send=1.
 for p in $(cat /proc/cmdline); do case $p in dpkit.self=*) self=\${p#*=};; dpkit.peer=*) peer=\${p#*=};; dpkit.send=*) send=\${p#*=};; esac; done
 if [ -n "$peer" ]; then
-  for i in $(seq 1 60); do [ -e /sys/class/net/eth0 ] && break; sleep 1; done
-  ip link set eth0 up && ip addr add $self/24 dev eth0
-  for i in $(seq 1 120); do [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] && break; sleep 1; done
-  echo "GUEST $self carrier $(cat /sys/class/net/eth0/carrier 2>/dev/null)"
+  echo "GUEST $self carrier $(up eth0 $self)"
   nc -l -p 7 < /dev/null > /done &
   # The other guest may still be booting: the counted pings start once it answers one.
   for i in $(seq 1 300); do ping -c 1 -W 1 $peer > /dev/null && break; done
@@ -108,6 +110,7 @@ if [ -n "$peer" ]; then
   # The sender serves the bytes over HTTP (busybox httpd), the other fetches them (wget).
   # Neither guest powers off while the other still needs it: each tells the other it is done, and
   # waits for its word; the sender's word waits for the receiver's, which comes once every byte is in.
+  tell_done() { for i in $(seq 1 600); do echo done | nc $peer 7 && break; sleep 1; done; }
   if [ "$send" = 1 ]; then
     mkdir -p /www && head -c ${TRANSFER} /dev/urandom > /www/data
     echo "GUEST sent $(wc -c < /www/data) bytes, md5 $(md5sum < /www/data)"
@@ -115,10 +118,10 @@ if [ -n "$peer" ]; then
   else
     for i in $(seq 1 600); do wget -q -O /recv http://$peer:8080/data && break; sleep 1; done
     echo "GUEST received $(wc -c < /recv) bytes, md5 $(md5sum < /recv)"
-    for i in $(seq 1 600); do echo done | nc $peer 7 && break; sleep 1; done
+    tell_done
   fi
   for i in $(seq 1 600); do [ -s /done ] && break; sleep 1; done
-  [ "$send" = 1 ] && for i in $(seq 1 600); do echo done | nc $peer 7 && break; sleep 1; done
+  [ "$send" = 1 ] && tell_done
   echo "GUEST $peer said $(cat /done)"
   echo "GUEST done"
   poweroff -f
